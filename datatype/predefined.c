@@ -1,0 +1,61 @@
+/*
+ * datatype/predefined.c — the predefined types (HINT_BYTE …) and the accessors that the other
+ * layers use (datatype/datatype.h).
+ */
+#include <complex.h>
+#include <stdint.h>
+
+#include "datatype/type.h"
+
+#define DT_PREDEFINED(var, kind, ctype, text)                                                     \
+    struct hint_type_s var = {.magic = DT_MAGIC, .predefined = true, .committed = true,          \
+                              .basic = kind, .size = sizeof(ctype), .lb = 0,                     \
+                              .extent = sizeof(ctype), .true_lb = 0,                             \
+                              .true_extent = sizeof(ctype), .name = text};
+
+DT_PREDEFINED(hint_type_byte_, DT_BYTE, unsigned char, "byte")
+DT_PREDEFINED(hint_type_char_, DT_CHAR, char, "char")
+DT_PREDEFINED(hint_type_int_, DT_INT, int, "int")
+DT_PREDEFINED(hint_type_long_, DT_LONG, long, "long")
+DT_PREDEFINED(hint_type_int32_, DT_INT32, int32_t, "int32")
+DT_PREDEFINED(hint_type_int64_, DT_INT64, int64_t, "int64")
+DT_PREDEFINED(hint_type_uint32_, DT_UINT32, uint32_t, "uint32")
+DT_PREDEFINED(hint_type_uint64_, DT_UINT64, uint64_t, "uint64")
+DT_PREDEFINED(hint_type_float_, DT_FLOAT, float, "float")
+DT_PREDEFINED(hint_type_double_, DT_DOUBLE, double, "double")
+DT_PREDEFINED(hint_type_complex_float_, DT_COMPLEX_FLOAT, float complex, "complex_float")
+DT_PREDEFINED(hint_type_complex_double_, DT_COMPLEX_DOUBLE, double complex, "complex_double")
+
+static const hint_type dt_basic_types[DT_NBASIC] = {
+    HINT_BYTE,  HINT_CHAR,   HINT_INT,   HINT_LONG,  HINT_INT32,         HINT_INT64,
+    HINT_UINT32, HINT_UINT64, HINT_FLOAT, HINT_DOUBLE, HINT_COMPLEX_FLOAT, HINT_COMPLEX_DOUBLE,
+};
+
+int dt_check(hint_type t)
+{
+    if (t == NULL || t->magic != DT_MAGIC || !t->committed)
+        return HINT_ERR_TYPE;
+    return HINT_SUCCESS;
+}
+
+size_t dt_size(hint_type t) { return t->size; }
+ptrdiff_t dt_lb(hint_type t) { return t->lb; }
+ptrdiff_t dt_extent(hint_type t) { return t->extent; }
+
+int dt_is_contig(hint_type t)
+{
+    return t->lb == 0 && t->true_lb == 0 && (size_t)t->extent == t->size &&
+           (size_t)t->true_extent == t->size && (t->predefined || t->basic != DT_NONE);
+}
+
+int dt_basic(hint_type t) { return t->basic; }
+
+size_t dt_basic_size(int basic)
+{
+    return basic >= 0 && basic < DT_NBASIC ? dt_basic_types[basic]->size : 0;
+}
+
+const char *dt_basic_name(int basic)
+{
+    return basic >= 0 && basic < DT_NBASIC ? dt_basic_types[basic]->name : "derived";
+}
