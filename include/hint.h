@@ -47,9 +47,7 @@ extern "C" {
     XX(ERR_TAG, 15, "invalid tag")                                                   \
     XX(ERR_REQUEST, 16, "invalid request")                                           \
     XX(ERR_BUFFER, 17, "invalid buffer (NULL with a non-zero count)")                \
-    XX(ERR_BOOTSTRAP, 18, "bootstrap store failure (is the job started by hintrun?)") \
-    XX(ERR_PENDING, 19, "an operation is still pending")                              \
-    XX(ERR_IN_STATUS, 20, "error in one of the statuses")
+    XX(ERR_BOOTSTRAP, 18, "bootstrap store failure (is the job started by hintrun?)")
 
 enum hint_status_code {
 #define HINT_XX_ENUM(name, value, text) HINT_##name = value,

@@ -1,0 +1,346 @@
+/*
+ * runtime/group.c — world, split, split_type, create, dup, free, translate.
+ *
+ * Context ids: every rank keeps next_ctx, the lowest (even) id it has not used. A new group takes
+ * the maximum next_ctx over the ranks that build it, and they all move past it. Two groups that
+ * share a rank therefore never share an id, which is all matching needs (a message is matched on
+ * context and source). Odd ids are the collective contexts (ctx + 1) of the even ones.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/group.h"
+#include "runtime/p2p.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+int grp_check(hint_group g)
+{
+    if (g == HINT_GROUP_NULL || g->magic != GRP_MAGIC)
+        return HINT_ERR_GROUP;
+    return HINT_SUCCESS;
+}
+
+/* A group of `size` members given as world ranks; this process is member `rank`. */
+static hint_group group_new(int size, const int *world, int rank, uint32_t ctx)
+{
+    hint_group g = calloc(1, sizeof *g);
+    int wsize = rt.boot.size;
+    if (g == NULL)
+        return NULL;
+    g->world = malloc((size_t)size * sizeof *g->world);
+    g->from_world = malloc((size_t)wsize * sizeof *g->from_world);
+    if (g->world == NULL || g->from_world == NULL) {
+        free(g->world);
+        free(g->from_world);
+        free(g);
+        return NULL;
+    }
+    memcpy(g->world, world, (size_t)size * sizeof *world);
+    for (int i = 0; i < wsize; i++)
+        g->from_world[i] = -1;
+    for (int i = 0; i < size; i++)
+        g->from_world[world[i]] = i;
+    g->magic = GRP_MAGIC;
+    g->shm_slot = -1;
+    g->ctx = ctx;
+    g->rank = rank;
+    g->size = size;
+    return g;
+}
+
+int grp_world_create(hint_group *out)
+{
+    int n = rt.boot.size;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (ranks == NULL)
+        return HINT_ERR_NOMEM;
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    *out = group_new(n, ranks, rt.boot.rank, 0);
+    free(ranks);
+    if (*out && rt.boot.nnodes == 1)
+        (*out)->shm_slot = 0; /* reserved for the world when the segment was laid out */
+    rt.next_ctx = 2;
+    return *out ? HINT_SUCCESS : HINT_ERR_NOMEM;
+}
+
+/* Give a new group a collective slot of the node segment: its rank 0 takes one and tells the
+   others. Without one (all taken, or ranks on several nodes) the shm algorithms do not apply. */
+static int attach_slot(hint_group g)
+{
+    if (g->size == 1 || rt.boot.nnodes != 1)
+        return HINT_SUCCESS;
+    int st = HINT_SUCCESS, slot;
+    if (g->rank == 0) {
+        slot = shm_coll_slot_acquire(rt.shm, g->size);
+        for (int r = 1; r < g->size; r++)
+            CHECK_GOTO(p2p_send_bytes(&slot, sizeof slot, r, GRP_TAG_SLOT, g), out);
+    } else {
+        CHECK_GOTO(p2p_recv_bytes(&slot, sizeof slot, 0, GRP_TAG_SLOT, g), out);
+    }
+    g->shm_slot = slot;
+out:
+    return st;
+}
+
+/* A group made by this rank: finish it (collective slot) or report why not. */
+static int finish_group(hint_group g, hint_group *out)
+{
+    if (g == NULL)
+        return HINT_ERR_NOMEM;
+    int st = attach_slot(g);
+    if (st != HINT_SUCCESS) {
+        grp_destroy(g);
+        return st;
+    }
+    *out = g;
+    return HINT_SUCCESS;
+}
+
+void grp_destroy(hint_group g)
+{
+    if (g->shm_slot >= 0 && rt.shm)
+        shm_coll_slot_release(rt.shm, g->shm_slot);
+    for (int i = 0; i < GRP_CACHE_NSLOTS; i++)
+        if (g->cache[i] && g->cache_free[i])
+            g->cache_free[i](g->cache[i]);
+    g->magic = 0;
+    free(g->world);
+    free(g->from_world);
+    free(g);
+}
+
+/* Linear gather to rank 0 then broadcast: the runtime's own small exchange, independent of the
+   collectives layer so that building groups never depends on algorithm selection. */
+int grp_allgather_ints(hint_group g, const int *in, int n, int *out, int tag)
+{
+    int st = HINT_SUCCESS;
+    size_t bytes = (size_t)n * sizeof(int);
+    memcpy(out + (size_t)g->rank * n, in, bytes);
+    if (g->size == 1)
+        return HINT_SUCCESS;
+    if (g->rank == 0) {
+        for (int r = 1; r < g->size; r++)
+            CHECK_GOTO(p2p_recv_bytes(out + (size_t)r * n, bytes, r, tag, g), out);
+        for (int r = 1; r < g->size; r++)
+            CHECK_GOTO(p2p_send_bytes(out, bytes * (size_t)g->size, r, tag, g), out);
+    } else {
+        CHECK_GOTO(p2p_send_bytes(in, bytes, 0, tag, g), out);
+        CHECK_GOTO(p2p_recv_bytes(out, bytes * (size_t)g->size, 0, tag, g), out);
+    }
+out:
+    return st;
+}
+
+int hint_group_rank(hint_group g, int *rank)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (rank == NULL)
+        return HINT_ERR_ARG;
+    *rank = g->rank;
+    return HINT_SUCCESS;
+}
+
+int hint_group_size(hint_group g, int *size)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (size == NULL)
+        return HINT_ERR_ARG;
+    *size = g->size;
+    return HINT_SUCCESS;
+}
+
+struct member {
+    int color, key, rank;
+};
+
+static int by_key_then_rank(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int hint_group_split(hint_group g, int color, int key, hint_group *out)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL)
+        return HINT_ERR_ARG;
+    /* A bad color still takes part (as undefined) so the other ranks do not hang. */
+    bool bad_color = color < 0 && color != HINT_UNDEFINED;
+    if (bad_color)
+        color = HINT_UNDEFINED;
+    int st = HINT_SUCCESS;
+    int mine[3] = {color, key, (int)rt.next_ctx};
+    int *all = malloc((size_t)g->size * sizeof mine);
+    struct member *m = malloc((size_t)g->size * sizeof *m);
+    int *world = malloc((size_t)g->size * sizeof *world);
+    if (all == NULL || m == NULL || world == NULL) {
+        st = HINT_ERR_NOMEM;
+        goto out;
+    }
+    /* Every rank takes part even with a bad argument elsewhere, so nobody hangs. */
+    CHECK_GOTO(grp_allgather_ints(g, mine, 3, all, GRP_TAG_SPLIT), out);
+    uint32_t ctx = 0;
+    int n = 0;
+    for (int r = 0; r < g->size; r++) {
+        if ((uint32_t)all[3 * r + 2] > ctx)
+            ctx = (uint32_t)all[3 * r + 2];
+        if (color != HINT_UNDEFINED && all[3 * r] == color)
+            m[n++] = (struct member){color, all[3 * r + 1], r};
+    }
+    rt.next_ctx = ctx + 2;
+    *out = HINT_GROUP_NULL;
+    if (bad_color)
+        st = HINT_ERR_ARG;
+    if (color == HINT_UNDEFINED)
+        goto out;
+    qsort(m, (size_t)n, sizeof *m, by_key_then_rank);
+    int me = 0;
+    for (int i = 0; i < n; i++) {
+        world[i] = g->world[m[i].rank];
+        if (m[i].rank == g->rank)
+            me = i;
+    }
+    {
+        int fst = finish_group(group_new(n, world, me, ctx), out);
+        if (st == HINT_SUCCESS)
+            st = fst;
+    }
+out:
+    free(all);
+    free(m);
+    free(world);
+    return st;
+}
+
+int hint_group_split_type(hint_group g, int type, int key, hint_group *out)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL)
+        return HINT_ERR_ARG;
+    switch (type) {
+    case HINT_SPLIT_NODE:
+        return hint_group_split(g, rt.boot.node_id, key, out);
+    case HINT_SPLIT_SOCKET:
+    case HINT_SPLIT_NUMA:
+        return HINT_ERR_UNSUPPORTED; /* comes with the placement work (topology/) */
+    default:
+        return HINT_ERR_ARG;
+    }
+}
+
+int hint_group_dup(hint_group g, hint_group *out)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL)
+        return HINT_ERR_ARG;
+    return hint_group_split(g, 0, g->rank, out);
+}
+
+/* Members of g listed in ranks[] agree on a context id among themselves: the first listed rank
+   collects every member's next_ctx and sends back the maximum. */
+static int agree_ctx(hint_group g, int n, const int ranks[], int me, uint32_t *ctx)
+{
+    int st = HINT_SUCCESS;
+    int mine = (int)rt.next_ctx, best = mine;
+    if (me == 0) {
+        for (int i = 1; i < n; i++) {
+            int v;
+            CHECK_GOTO(p2p_recv_bytes(&v, sizeof v, ranks[i], GRP_TAG_CREATE, g), out);
+            if (v > best)
+                best = v;
+        }
+        for (int i = 1; i < n; i++)
+            CHECK_GOTO(p2p_send_bytes(&best, sizeof best, ranks[i], GRP_TAG_CREATE, g), out);
+    } else {
+        CHECK_GOTO(p2p_send_bytes(&mine, sizeof mine, ranks[0], GRP_TAG_CREATE, g), out);
+        CHECK_GOTO(p2p_recv_bytes(&best, sizeof best, ranks[0], GRP_TAG_CREATE, g), out);
+    }
+    *ctx = (uint32_t)best;
+    rt.next_ctx = (uint32_t)best + 2;
+out:
+    return st;
+}
+
+int hint_group_create(hint_group g, int n, const int ranks[], hint_group *out)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL || n < 0 || (n > 0 && ranks == NULL))
+        return HINT_ERR_ARG;
+    int me = -1;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= g->size)
+            return HINT_ERR_RANK;
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i])
+                return HINT_ERR_RANK;
+        if (ranks[i] == g->rank)
+            me = i;
+    }
+    if (me < 0)
+        return HINT_ERR_RANK; /* only the listed ranks call it */
+    int st = HINT_SUCCESS;
+    uint32_t ctx;
+    int *world = malloc((size_t)n * sizeof *world);
+    if (world == NULL)
+        return HINT_ERR_NOMEM;
+    CHECK_GOTO(agree_ctx(g, n, ranks, me, &ctx), out);
+    for (int i = 0; i < n; i++)
+        world[i] = g->world[ranks[i]];
+    st = finish_group(group_new(n, world, me, ctx), out);
+out:
+    free(world);
+    return st;
+}
+
+int hint_group_free(hint_group *g)
+{
+    RT_CHECK_INIT();
+    if (g == NULL || grp_check(*g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (*g == rt.world)
+        return HINT_ERR_GROUP;
+    grp_destroy(*g);
+    *g = HINT_GROUP_NULL;
+    return HINT_SUCCESS;
+}
+
+int hint_group_translate(hint_group a, int n, const int ranks_a[], hint_group b, int ranks_b[])
+{
+    RT_CHECK_INIT();
+    if (grp_check(a) != HINT_SUCCESS || grp_check(b) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (n < 0 || (n > 0 && (ranks_a == NULL || ranks_b == NULL)))
+        return HINT_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (ranks_a[i] != HINT_PROC_NULL && (ranks_a[i] < 0 || ranks_a[i] >= a->size))
+            return HINT_ERR_RANK;
+    for (int i = 0; i < n; i++) {
+        if (ranks_a[i] == HINT_PROC_NULL) {
+            ranks_b[i] = HINT_PROC_NULL;
+            continue;
+        }
+        int w = a->world[ranks_a[i]];
+        int r = b->from_world[w];
+        ranks_b[i] = r < 0 ? HINT_UNDEFINED : r;
+    }
+    return HINT_SUCCESS;
+}
+
+hint_group hint_world(void) { return rt_running() ? rt.world : HINT_GROUP_NULL; }

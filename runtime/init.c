@@ -1,0 +1,105 @@
+/*
+ * runtime/init.c — hint_init / hint_finalize and the other life-cycle calls.
+ */
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/group.h"
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+struct rt_state rt;
+
+static int start_transports(void)
+{
+    int st = shm_node_open(&rt.shm);
+    if (st != HINT_SUCCESS)
+        return st;
+    return shm_p2p_init(rt.shm);
+}
+
+int hint_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    if (rt.state == RT_RUNNING)
+        return HINT_SUCCESS; /* a second init is harmless */
+    if (rt.state == RT_FINALIZED)
+        return HINT_ERR_NOT_INITIALIZED; /* as MPI: no restart after finalize */
+    int st = HINT_SUCCESS;
+    CHECK_GOTO(boot_init(&rt.boot), fail);
+    if (rt.boot.nnodes != 1) {
+        RT_ERR("init", "%d nodes requested but only one node is supported yet", rt.boot.nnodes);
+        st = HINT_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    CHECK_GOTO(start_transports(), fail);
+    CHECK_GOTO(grp_world_create(&rt.world), fail);
+    rt_wait_init();
+    rt.state = RT_RUNNING;
+    return HINT_SUCCESS;
+fail:
+    shm_p2p_fini();
+    shm_node_close(rt.shm);
+    rt.shm = NULL;
+    boot_fini();
+    return st;
+}
+
+int hint_finalize(void)
+{
+    RT_CHECK_INIT();
+    if (shm_pending() > 0)
+        RT_ERR("finalize", "%d point-to-point requests were never completed; their data is lost",
+               shm_pending());
+    /* Finalize is collective: no rank leaves while a peer may still read its messages. */
+    int st = rt.boot.singleton ? HINT_SUCCESS : boot_fence();
+    grp_destroy(rt.world);
+    rt.world = HINT_GROUP_NULL;
+    shm_p2p_fini();
+    shm_node_close(rt.shm);
+    rt.shm = NULL;
+    rq_pool_fini();
+    boot_fini();
+    rt.state = RT_FINALIZED;
+    return st;
+}
+
+int hint_initialized(int *flag)
+{
+    if (flag == NULL)
+        return HINT_ERR_ARG;
+    *flag = rt.state == RT_RUNNING;
+    return HINT_SUCCESS;
+}
+
+int hint_finalized(int *flag)
+{
+    if (flag == NULL)
+        return HINT_ERR_ARG;
+    *flag = rt.state == RT_FINALIZED;
+    return HINT_SUCCESS;
+}
+
+void hint_abort(int code)
+{
+    if (rt.state == RT_RUNNING && !rt.boot.singleton)
+        boot_abort(code, NULL);
+    _exit(code);
+}
+
+double hint_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double hint_wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,63 @@
+/*
+ * runtime/request.c — the request pool and datatype-aware copies in and out of a request's
+ * buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+/* Freed requests are kept for reuse; the pool only grows to the most requests ever in flight. */
+static struct hint_request_s *pool;
+
+struct hint_request_s *rq_alloc(void)
+{
+    struct hint_request_s *r = pool;
+    if (r)
+        pool = r->next;
+    else if ((r = malloc(sizeof *r)) == NULL)
+        return NULL;
+    memset(r, 0, sizeof *r);
+    r->magic = RQ_MAGIC;
+    return r;
+}
+
+void rq_release(struct hint_request_s *r)
+{
+    r->magic = 0;
+    r->next = pool;
+    pool = r;
+}
+
+void rq_pool_fini(void)
+{
+    while (pool) {
+        struct hint_request_s *r = pool;
+        pool = r->next;
+        free(r);
+    }
+}
+
+void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)
+{
+    if (r->contig) {
+        memcpy(dst, (const char *)r->buf + off, len);
+        return;
+    }
+    size_t done = 0;
+    hint_pack_range(r->buf, r->count, r->type, off, dst, len, &done);
+}
+
+void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len)
+{
+    if (r->contig) {
+        memcpy((char *)r->buf + off, src, len);
+        return;
+    }
+    size_t done = 0;
+    hint_unpack_range(src, len, off, r->buf, r->count, r->type, &done);
+}
+
+void rt_progress(void) { shm_progress(); }

@@ -1,0 +1,59 @@
+/*
+ * runtime/request.h — requests: what a posted send or receive is while a transport moves it.
+ * The runtime owns the struct; transports fill the fields marked "transport".
+ */
+#ifndef HINT_RUNTIME_REQUEST_H
+#define HINT_RUNTIME_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hint.h"
+
+#define RQ_MAGIC 0x72657175u
+
+enum rq_kind { RQ_SEND = 1, RQ_RECV = 2 };
+
+struct hint_request_s {
+    uint32_t magic;
+    uint8_t kind;          /* enum rq_kind */
+    bool complete;         /* set once by the transport; then status is final */
+    bool contig;           /* buf + offset is the packed stream (no datatype engine needed) */
+    void *buf;             /* user buffer (const for sends) */
+    size_t count;
+    hint_type type;
+    size_t bytes;          /* packed bytes of count elements (the capacity for a receive) */
+    int peer;              /* world rank of the destination / source; -1 for any source */
+    int tag;               /* -1 for any tag (receive only) */
+    uint32_t ctx;          /* context id of the group */
+    hint_group group;      /* to express the status source in the group's ranks */
+    hint_status status;    /* source is a world rank until completion */
+    struct hint_request_s *next, *prev; /* transport: in one of its lists */
+    /* transport: protocol state */
+    uint64_t msgid;        /* rendezvous id of a large send/receive */
+    uint32_t slot;         /* send: cell of the rendezvous header */
+    uint8_t phase;         /* send: waiting for clear-to-send / streaming */
+    size_t off;            /* send: bytes handed to the transport; receive: bytes arrived */
+    size_t total;          /* receive: bytes of the matched message */
+};
+
+/* A request from the per-rank pool (no malloc on the hot path). */
+struct hint_request_s *rq_alloc(void);
+void rq_release(struct hint_request_s *r);
+void rq_pool_fini(void);
+
+/* Copy the slice [off, off+len) of r's packed stream out of / into its buffer. */
+void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len);
+void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len);
+
+/* The transport calls this once r's data has fully moved (status and error filled in). */
+static inline void rq_complete(struct hint_request_s *r) { r->complete = true; }
+
+/* Drive every transport once; cheap when nothing happened. */
+void rt_progress(void);
+/* Progress until done(arg) is true, spinning, then yielding, then sleeping (runtime/wait.c). */
+void rt_wait_until(bool (*done)(void *), void *arg);
+void rt_wait_init(void);
+
+#endif

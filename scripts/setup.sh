@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install what hint needs on a fresh Debian 12 machine (only the packages that
+# are missing), then configure and build it in ./build. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(meson ninja-build pkg-config gcc libc6-dev libhwloc-dev libfabric-dev libcriterion-dev
+          libpapi-dev libmimalloc-dev libjansson-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=debugoptimized >/dev/null
+fi
+meson compile -C build

@@ -1,0 +1,510 @@
+/*
+ * tests/mpi/coll_check.c — every algorithm of one collective against a straightforward
+ * reference, run as ranks under hintrun:
+ *   coll_check OP        all algorithms of OP (from the selection table), sizes 0, 1, 7, 64,
+ *                        4096, 65536 and 1 MiB per rank, on the world, on a split group, and
+ *                        in place where MPI allows it
+ *   coll_check errors    bad arguments return their HINT_ERR_* without hanging anyone
+ * Data is a function of (rank, block, index), so every rank can compute what it must receive.
+ */
+#include <complex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/coll.h"
+#include "hint.h"
+#include "tests/common/rankcheck.h"
+
+int rc_rank;
+static const size_t sizes[] = {0, 1, 7, 64, 4096, 65536, 1 << 20};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static unsigned char gen(int who, int block, size_t i)
+{
+    return (unsigned char)(who * 37 + block * 101 + i * 11 + (i >> 9) + 1);
+}
+
+static void fill(unsigned char *b, size_t n, int who, int block)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = gen(who, block, i);
+}
+
+static void expect_block(const unsigned char *b, size_t n, int who, int block, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != gen(who, block, i))
+            RC_FAIL("%s: byte %zu of %zu of block from %d is %u, expected %u", what, i, n, who, b[i],
+                    gen(who, block, i));
+}
+
+struct ctx {
+    hint_group g;
+    int r, P;
+    const char *alg;
+    const char *op;
+};
+
+static void force(struct ctx *c)
+{
+    RC_OK(hint_coll_set(c->op, c->alg));
+}
+
+static void check_ran(struct ctx *c, size_t bytes)
+{
+    const char *ran = NULL;
+    RC_OK(hint_coll_last(c->op, &ran));
+    RC_CHECK(ran != NULL);
+    if (c->P > 1 && bytes > 0 && strcmp(ran, c->alg) != 0)
+        RC_FAIL("%s forced to %s ran %s", c->op, c->alg, ran);
+}
+
+/* ---- reference checks per operation ---- */
+
+static void t_barrier(struct ctx *c)
+{
+    /* nobody leaves before everybody entered: max(entry) <= min(exit) on the shared clock */
+    for (int k = 0; k < 20; k++) {
+        double times[2] = {hint_wtime(), 0};
+        RC_OK(hint_barrier(c->g));
+        times[1] = hint_wtime();
+        double *all = malloc(2 * sizeof(double) * (size_t)c->P);
+        hint_coll_set("allgather", "auto");
+        RC_OK(hint_allgather(times, 2, HINT_DOUBLE, all, 2, HINT_DOUBLE, c->g));
+        double max_in = 0, min_out = 1e300;
+        for (int p = 0; p < c->P; p++) {
+            max_in = all[2 * p] > max_in ? all[2 * p] : max_in;
+            min_out = all[2 * p + 1] < min_out ? all[2 * p + 1] : min_out;
+        }
+        RC_CHECK(max_in <= min_out);
+        free(all);
+        check_ran(c, 1);
+    }
+}
+
+static void t_bcast(struct ctx *c, size_t n)
+{
+    unsigned char *b = malloc(n + 1);
+    for (int root = 0; root < c->P; root += (c->P > 3 ? c->P - 1 : 1)) {
+        if (c->r == root)
+            fill(b, n, root, 0);
+        else
+            memset(b, 0, n);
+        RC_OK(hint_bcast(b, n, HINT_BYTE, root, c->g));
+        check_ran(c, n);
+        expect_block(b, n, root, 0, "bcast");
+    }
+    free(b);
+}
+
+static void t_gather(struct ctx *c, size_t n, bool in_place)
+{
+    int root = c->P - 1;
+    unsigned char *s = malloc(n + 1), *r = malloc((size_t)c->P * n + 1);
+    fill(s, n, c->r, 0);
+    memset(r, 0, (size_t)c->P * n);
+    const void *sb = s;
+    if (in_place && c->r == root) {
+        fill(r + (size_t)root * n, n, root, 0);
+        sb = HINT_IN_PLACE;
+    }
+    RC_OK(hint_gather(sb, n, HINT_BYTE, r, n, HINT_BYTE, root, c->g));
+    check_ran(c, n);
+    if (c->r == root)
+        for (int p = 0; p < c->P; p++)
+            expect_block(r + (size_t)p * n, n, p, 0, "gather");
+    free(s);
+    free(r);
+}
+
+static void t_scatter(struct ctx *c, size_t n, bool in_place)
+{
+    int root = 0;
+    unsigned char *s = malloc((size_t)c->P * n + 1), *r = malloc(n + 1);
+    if (c->r == root)
+        for (int p = 0; p < c->P; p++)
+            fill(s + (size_t)p * n, n, root, p);
+    memset(r, 0, n);
+    void *rb = (in_place && c->r == root) ? HINT_IN_PLACE : r;
+    RC_OK(hint_scatter(s, n, HINT_BYTE, rb, n, HINT_BYTE, root, c->g));
+    check_ran(c, n);
+    expect_block(rb == HINT_IN_PLACE ? s : r, n, root, c->r, "scatter");
+    free(s);
+    free(r);
+}
+
+static void t_allgather(struct ctx *c, size_t n, bool in_place)
+{
+    unsigned char *s = malloc(n + 1), *r = malloc((size_t)c->P * n + 1);
+    fill(s, n, c->r, 0);
+    memset(r, 0, (size_t)c->P * n);
+    if (in_place)
+        fill(r + (size_t)c->r * n, n, c->r, 0);
+    RC_OK(hint_allgather(in_place ? HINT_IN_PLACE : s, n, HINT_BYTE, r, n, HINT_BYTE, c->g));
+    check_ran(c, n);
+    for (int p = 0; p < c->P; p++)
+        expect_block(r + (size_t)p * n, n, p, 0, "allgather");
+    free(s);
+    free(r);
+}
+
+static void t_alltoall(struct ctx *c, size_t n, bool in_place)
+{
+    size_t tot = (size_t)c->P * n;
+    unsigned char *s = malloc(tot + 1), *r = malloc(tot + 1);
+    for (int p = 0; p < c->P; p++)
+        fill((in_place ? r : s) + (size_t)p * n, n, c->r, p);
+    if (!in_place)
+        memset(r, 0, tot);
+    RC_OK(hint_alltoall(in_place ? HINT_IN_PLACE : s, n, HINT_BYTE, r, n, HINT_BYTE, c->g));
+    check_ran(c, n);
+    for (int p = 0; p < c->P; p++)
+        expect_block(r + (size_t)p * n, n, p, c->r, "alltoall");
+    free(s);
+    free(r);
+}
+
+/* v variants: rank p's block has vcount(p, n) bytes, placed in reverse rank order with gaps. */
+static size_t vcount(int p, size_t n) { return (p % 3 == 1) ? 0 : n + (size_t)p % 5; }
+
+static size_t vlayout(int P, size_t n, size_t *counts, size_t *displs)
+{
+    size_t off = 0;
+    for (int p = P - 1; p >= 0; p--) {
+        counts[p] = vcount(p, n);
+        displs[p] = off;
+        off += counts[p] + 3;
+    }
+    return off + 1;
+}
+
+static void t_gatherv(struct ctx *c, size_t n, bool in_place)
+{
+    int root = c->P / 2;
+    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t tot = vlayout(c->P, n, cnt, dsp);
+    unsigned char *s = malloc(cnt[c->r] + 1), *r = calloc(tot, 1);
+    fill(s, cnt[c->r], c->r, 0);
+    const void *sb = s;
+    if (in_place && c->r == root) {
+        fill(r + dsp[root], cnt[root], root, 0);
+        sb = HINT_IN_PLACE;
+    }
+    RC_OK(hint_gatherv(sb, cnt[c->r], HINT_BYTE, r, cnt, dsp, HINT_BYTE, root, c->g));
+    check_ran(c, 1);
+    if (c->r == root)
+        for (int p = 0; p < c->P; p++)
+            expect_block(r + dsp[p], cnt[p], p, 0, "gatherv");
+    free(cnt);
+    free(s);
+    free(r);
+}
+
+static void t_scatterv(struct ctx *c, size_t n, bool in_place)
+{
+    int root = c->P - 1;
+    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t tot = vlayout(c->P, n, cnt, dsp);
+    unsigned char *s = calloc(tot, 1), *r = calloc(cnt[c->r] + 1, 1);
+    if (c->r == root)
+        for (int p = 0; p < c->P; p++)
+            fill(s + dsp[p], cnt[p], root, p);
+    void *rb = (in_place && c->r == root) ? HINT_IN_PLACE : r;
+    RC_OK(hint_scatterv(s, cnt, dsp, HINT_BYTE, rb, cnt[c->r], HINT_BYTE, root, c->g));
+    check_ran(c, 1);
+    expect_block(rb == HINT_IN_PLACE ? s + dsp[root] : r, cnt[c->r], root, c->r, "scatterv");
+    free(cnt);
+    free(s);
+    free(r);
+}
+
+static void t_allgatherv(struct ctx *c, size_t n, bool in_place)
+{
+    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t tot = vlayout(c->P, n, cnt, dsp);
+    unsigned char *s = malloc(cnt[c->r] + 1), *r = calloc(tot, 1);
+    fill(s, cnt[c->r], c->r, 0);
+    if (in_place)
+        fill(r + dsp[c->r], cnt[c->r], c->r, 0);
+    RC_OK(hint_allgatherv(in_place ? HINT_IN_PLACE : s, cnt[c->r], HINT_BYTE, r, cnt, dsp, HINT_BYTE, c->g));
+    check_ran(c, 1);
+    for (int p = 0; p < c->P; p++)
+        expect_block(r + dsp[p], cnt[p], p, 0, "allgatherv");
+    free(cnt);
+    free(s);
+    free(r);
+}
+
+static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
+{
+    int P = c->P;
+    /* rank r sends pair_count(r, p) bytes to p */
+#define PAIR(a, b) ((((a) + (b)) % 4 == 3) ? 0 : n + (size_t)((a) * 7 + (b)) % 5)
+    size_t *sc = malloc(4 * sizeof(size_t) * (size_t)P), *sd = sc + P, *rcn = sd + P, *rd = rcn + P;
+    size_t so = 0, ro = 0;
+    for (int p = P - 1; p >= 0; p--) {
+        sc[p] = PAIR(c->r, p);
+        sd[p] = so;
+        so += sc[p] + 1;
+        rcn[p] = PAIR(p, c->r);
+        rd[p] = ro;
+        ro += rcn[p] + 2;
+    }
+    unsigned char *s = calloc(so + 1, 1), *r = calloc(ro + 1, 1);
+    if (in_place) {
+        /* in place: the receive layout describes the send side too, so sizes must be symmetric */
+        for (int p = 0; p < P; p++)
+            fill(r + rd[p], rcn[p], c->r, p);
+        for (int p = 0; p < P; p++)
+            if (PAIR(c->r, p) != PAIR(p, c->r))
+                goto skip_asym;
+        RC_OK(hint_alltoallv(HINT_IN_PLACE, NULL, NULL, HINT_BYTE, r, rcn, rd, HINT_BYTE, c->g));
+        check_ran(c, 1);
+        for (int p = 0; p < P; p++)
+            expect_block(r + rd[p], rcn[p], p, c->r, "alltoallv in place");
+    skip_asym:;
+    } else {
+        for (int p = 0; p < P; p++)
+            fill(s + sd[p], sc[p], c->r, p);
+        RC_OK(hint_alltoallv(s, sc, sd, HINT_BYTE, r, rcn, rd, HINT_BYTE, c->g));
+        check_ran(c, 1);
+        for (int p = 0; p < P; p++)
+            expect_block(r + rd[p], rcn[p], p, c->r, "alltoallv");
+    }
+#undef PAIR
+    free(sc);
+    free(s);
+    free(r);
+}
+
+/* ---- reductions: several kinds and ops, integer-valued so every order gives equal results ---- */
+
+static long ival(int who, size_t i) { return (long)((who * 7 + i * 3) % 11) - 5 + (long)(i % 4 == 0); }
+
+#define REDUCE_KIND(NAME, CTYPE, HTYPE, OPH, OPEXPR, INIT)                                       \
+    static void NAME(struct ctx *c, size_t count, int mode, bool in_place)                      \
+    {                                                                                            \
+        CTYPE *s = malloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
+        CTYPE *r = malloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
+        size_t n = mode == 2 ? count * (size_t)c->P : count;                                     \
+        for (size_t i = 0; i < n; i++)                                                           \
+            s[i] = (CTYPE)ival(c->r, i);                                                         \
+        memcpy(r, s, n * sizeof(CTYPE));                                                         \
+        const void *sb = in_place ? HINT_IN_PLACE : (const void *)s;                             \
+        int root = c->P > 1 ? 1 : 0;                                                             \
+        if (mode == 0)                                                                           \
+            RC_OK(hint_allreduce(sb, r, count, HTYPE, OPH, c->g));                               \
+        else if (mode == 1)                                                                      \
+            RC_OK(hint_reduce(c->r == root ? sb : s, r, count, HTYPE, OPH, root, c->g));         \
+        else                                                                                     \
+            RC_OK(hint_reduce_scatter_block(sb, r, count, HTYPE, OPH, c->g));                    \
+        check_ran(c, count);                                                                     \
+        if (mode == 1 && c->r != root)                                                           \
+            goto done;                                                                           \
+        for (size_t i = 0; i < count; i++) {                                                     \
+            size_t gi = mode == 2 ? (size_t)c->r * count + i : i;                                \
+            CTYPE want = (CTYPE)ival(0, gi);                                                     \
+            for (int p = 1; p < c->P; p++) {                                                     \
+                CTYPE x = (CTYPE)ival(p, gi);                                                    \
+                want = OPEXPR;                                                                   \
+            }                                                                                    \
+            if (r[i] != want)                                                                    \
+                RC_FAIL("%s %s element %zu: got %g, want %g", c->op, #NAME, i, (double)r[i],     \
+                        (double)want);                                                           \
+        }                                                                                        \
+    done:                                                                                        \
+        free(s);                                                                                 \
+        free(r);                                                                                 \
+    }
+
+REDUCE_KIND(sum_int, int, HINT_INT, HINT_SUM, want + x, 0)
+REDUCE_KIND(max_double, double, HINT_DOUBLE, HINT_MAX, (x > want ? x : want), 0)
+REDUCE_KIND(bxor_u64, uint64_t, HINT_UINT64, HINT_BXOR, want ^ x, 0)
+REDUCE_KIND(min_i32, int32_t, HINT_INT32, HINT_MIN, (x < want ? x : want), 0)
+REDUCE_KIND(land_long, long, HINT_LONG, HINT_LAND, (long)(want && x), 0)
+REDUCE_KIND(sum_float, float, HINT_FLOAT, HINT_SUM, want + x, 0)
+
+static void t_reduction(struct ctx *c, size_t bytes, int mode, bool in_place)
+{
+    sum_int(c, bytes / sizeof(int), mode, in_place);
+    max_double(c, bytes / sizeof(double), mode, in_place);
+    if (bytes <= 65536) {
+        bxor_u64(c, bytes / 8, mode, in_place);
+        min_i32(c, bytes / 4, mode, in_place);
+        land_long(c, bytes / 8, mode, in_place);
+        sum_float(c, bytes / 4, mode, in_place);
+    }
+    if (bytes == 7) /* odd sizes too: 7 elements */
+        sum_int(c, 7, mode, in_place);
+}
+
+static void run_op(struct ctx *c)
+{
+    for (size_t k = 0; k < NSIZES; k++) {
+        size_t n = sizes[k];
+        /* keep each rank's buffers at most 16 MiB */
+        bool per_peer = !strcmp(c->op, "alltoall") || !strcmp(c->op, "alltoallv") || !strcmp(c->op, "allgather") ||
+                        !strcmp(c->op, "allgatherv") || !strcmp(c->op, "gather") || !strcmp(c->op, "scatter") ||
+                        !strcmp(c->op, "gatherv") || !strcmp(c->op, "scatterv") || !strcmp(c->op, "reduce_scatter_block");
+        if (per_peer && n * (size_t)c->P > (16u << 20))
+            continue;
+        for (int ip = 0; ip < 2; ip++) {
+            bool in_place = ip == 1;
+            if (!strcmp(c->op, "barrier")) {
+                if (k == 0 && !in_place)
+                    t_barrier(c);
+            } else if (!strcmp(c->op, "bcast")) {
+                if (!in_place)
+                    t_bcast(c, n);
+            } else if (!strcmp(c->op, "gather"))
+                t_gather(c, n, in_place);
+            else if (!strcmp(c->op, "scatter"))
+                t_scatter(c, n, in_place);
+            else if (!strcmp(c->op, "allgather"))
+                t_allgather(c, n, in_place);
+            else if (!strcmp(c->op, "alltoall"))
+                t_alltoall(c, n, in_place);
+            else if (!strcmp(c->op, "gatherv"))
+                t_gatherv(c, n, in_place);
+            else if (!strcmp(c->op, "scatterv"))
+                t_scatterv(c, n, in_place);
+            else if (!strcmp(c->op, "allgatherv"))
+                t_allgatherv(c, n, in_place);
+            else if (!strcmp(c->op, "alltoallv"))
+                t_alltoallv(c, n, in_place);
+            else if (!strcmp(c->op, "allreduce"))
+                t_reduction(c, n, 0, in_place);
+            else if (!strcmp(c->op, "reduce"))
+                t_reduction(c, n, 1, in_place);
+            else if (!strcmp(c->op, "reduce_scatter_block"))
+                t_reduction(c, n, 2, in_place);
+            else
+                RC_FAIL("no reference for %s", c->op);
+        }
+    }
+}
+
+/* One small call of op (8 bytes a block), for checking the status a forced algorithm gives. */
+static int call_small(const char *op, hint_group g, int P)
+{
+    static char s[8 * 64], r[8 * 64];
+    size_t cnt[64], dsp[64];
+    for (int p = 0; p < P; p++)
+        cnt[p] = 8, dsp[p] = 8 * (size_t)p;
+    if (!strcmp(op, "barrier"))
+        return hint_barrier(g);
+    if (!strcmp(op, "bcast"))
+        return hint_bcast(r, 8, HINT_BYTE, 0, g);
+    if (!strcmp(op, "allgather"))
+        return hint_allgather(s, 8, HINT_BYTE, r, 8, HINT_BYTE, g);
+    if (!strcmp(op, "allgatherv"))
+        return hint_allgatherv(s, 8, HINT_BYTE, r, cnt, dsp, HINT_BYTE, g);
+    if (!strcmp(op, "alltoall"))
+        return hint_alltoall(s, 8, HINT_BYTE, r, 8, HINT_BYTE, g);
+    RC_FAIL("no small call for %s", op);
+}
+
+static int find_op(const char *op)
+{
+    for (int i = 0; i < COLL_NOPS; i++)
+        if (!strcmp(coll_tables[i].op, op))
+            return i;
+    RC_FAIL("unknown op %s", op);
+}
+
+static void all_algorithms(const char *op, hint_group g)
+{
+    struct ctx c = {.g = g, .op = op};
+    RC_OK(hint_group_rank(g, &c.r));
+    RC_OK(hint_group_size(g, &c.P));
+    const struct coll_table *t = &coll_tables[find_op(op)];
+    for (int i = 0; i < t->nalgs; i++) {
+        c.alg = t->algs[i].name;
+        /* an algorithm that cannot run for this P must say so, then is skipped */
+        RC_OK(hint_coll_set(op, c.alg));
+        struct coll_args probe = {.op_id = find_op(op), .g = g, .size = c.P, .rank = c.r};
+        if (t->algs[i].applicable && !t->algs[i].applicable(&probe)) {
+            if (c.P > 1)
+                RC_EXPECT(call_small(op, g, c.P), HINT_ERR_UNSUPPORTED);
+            continue;
+        }
+        force(&c);
+        run_op(&c);
+    }
+    RC_OK(hint_coll_set(op, "auto"));
+    c.alg = NULL;
+}
+
+/* Bad arguments: every rank passes the same bad value, so every rank returns at once. */
+static void t_errors(int P)
+{
+    int x[64] = {0}, y[64] = {0};
+    const char *name;
+    RC_EXPECT(hint_coll_set("alltoall", "no_such_algorithm"), HINT_ERR_ARG);
+    RC_EXPECT(hint_coll_set("no_such_op", "auto"), HINT_ERR_ARG);
+    RC_EXPECT(hint_coll_set(NULL, "auto"), HINT_ERR_ARG);
+    RC_EXPECT(hint_coll_last("no_such_op", &name), HINT_ERR_ARG);
+    RC_EXPECT(hint_coll_last("bcast", NULL), HINT_ERR_ARG);
+    RC_EXPECT(hint_bcast(x, 1, HINT_INT, P, HINT_WORLD), HINT_ERR_ROOT);
+    RC_EXPECT(hint_bcast(x, 1, HINT_INT, -1, HINT_WORLD), HINT_ERR_ROOT);
+    RC_EXPECT(hint_reduce(x, y, 1, HINT_INT, HINT_SUM, P + 2, HINT_WORLD), HINT_ERR_ROOT);
+    RC_EXPECT(hint_bcast(x, 1, HINT_INT, 0, HINT_GROUP_NULL), HINT_ERR_GROUP);
+    RC_EXPECT(hint_barrier(HINT_GROUP_NULL), HINT_ERR_GROUP);
+    RC_EXPECT(hint_bcast(NULL, 4, HINT_INT, 0, HINT_WORLD), HINT_ERR_BUFFER);
+    RC_EXPECT(hint_bcast(x, 1, HINT_TYPE_NULL, 0, HINT_WORLD), HINT_ERR_TYPE);
+    RC_EXPECT(hint_allreduce(x, y, 1, HINT_BYTE, HINT_SUM, HINT_WORLD), HINT_ERR_OP);
+    RC_EXPECT(hint_allreduce(x, y, 1, HINT_DOUBLE, HINT_BXOR, HINT_WORLD), HINT_ERR_OP);
+    RC_EXPECT(hint_allreduce(x, y, 1, HINT_COMPLEX_DOUBLE, HINT_MAX, HINT_WORLD), HINT_ERR_OP);
+    RC_EXPECT(hint_allreduce(x, y, 1, HINT_CHAR, HINT_LAND, HINT_WORLD), HINT_ERR_OP);
+    RC_EXPECT(hint_allreduce(x, y, 1, HINT_INT, (hint_op)x, HINT_WORLD), HINT_ERR_OP);
+    RC_EXPECT(hint_allreduce(x, y, SIZE_MAX / 2, HINT_INT, HINT_SUM, HINT_WORLD), HINT_ERR_COUNT);
+    RC_EXPECT(hint_allgather(x, 2, HINT_INT, y, 3, HINT_INT, HINT_WORLD), HINT_ERR_TYPE);
+    RC_EXPECT(hint_alltoall(x, 1, HINT_INT, y, 1, HINT_DOUBLE, HINT_WORLD), HINT_ERR_TYPE);
+    RC_EXPECT(hint_alltoall(x, 1, HINT_INT, NULL, 1, HINT_INT, HINT_WORLD), HINT_ERR_BUFFER);
+    RC_EXPECT(hint_allgatherv(x, 1, HINT_INT, y, NULL, NULL, HINT_INT, HINT_WORLD), HINT_ERR_ARG);
+    RC_EXPECT(hint_gather(HINT_IN_PLACE, 1, HINT_INT, y, 1, HINT_INT, P > 1 && rc_rank == 0 ? 1 : P + 5,
+                          HINT_WORLD), P > 1 && rc_rank == 0 ? HINT_ERR_BUFFER : HINT_ERR_ROOT);
+    /* a forced algorithm that cannot run says so; the fallback switch lets the default run */
+    if (P == 3) {
+        RC_OK(hint_coll_set("allgather", "recursive_doubling"));
+        RC_EXPECT(hint_allgather(x, 1, HINT_INT, y, 1, HINT_INT, HINT_WORLD), HINT_ERR_UNSUPPORTED);
+        setenv("HINT_COLL_FALLBACK", "silent", 1);
+        RC_OK(hint_allgather(x, 1, HINT_INT, y, 1, HINT_INT, HINT_WORLD));
+        RC_OK(hint_coll_last("allgather", &name));
+        RC_CHECK(strcmp(name, "recursive_doubling") != 0);
+        unsetenv("HINT_COLL_FALLBACK");
+        RC_OK(hint_coll_set("allgather", "auto"));
+    }
+    /* after all that, the group still works */
+    x[0] = rc_rank;
+    RC_OK(hint_allreduce(x, y, 1, HINT_INT, HINT_SUM, HINT_WORLD));
+    RC_CHECK(y[0] == P * (P - 1) / 2);
+}
+
+int main(int argc, char **argv)
+{
+    RC_OK(hint_init(&argc, &argv));
+    RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
+    if (argc < 2)
+        RC_FAIL("usage: coll_check OP");
+    int P;
+    RC_OK(hint_group_size(HINT_WORLD, &P));
+    if (!strcmp(argv[1], "errors")) {
+        t_errors(P);
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok errors\n");
+        return 0;
+    }
+    all_algorithms(argv[1], HINT_WORLD);
+    /* a split group with ranks in another order: odd and even, reversed */
+    hint_group sub;
+    RC_OK(hint_group_split(HINT_WORLD, rc_rank % 2, P - rc_rank, &sub));
+    all_algorithms(argv[1], sub);
+    RC_OK(hint_group_free(&sub));
+    RC_OK(hint_finalize());
+    if (rc_rank == 0)
+        printf("ok %s\n", argv[1]);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * tests/mpi/test_coll.c — every algorithm of every collective against its reference, for P in
+ * {1, 2, 3, 4, 5, 7, 8, 16}: one job per (operation, P); the ranks check their own results.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+
+#include "tests/common/job.h"
+
+struct coll_case {
+    char op[32];
+    int np;
+};
+
+static const char *const ops[] = {"barrier",   "bcast",    "reduce",     "allreduce", "gather",
+                                  "gatherv",   "scatter",  "scatterv",   "allgather", "allgatherv",
+                                  "alltoall",  "alltoallv", "reduce_scatter_block", "errors"};
+static const int nps[] = {1, 2, 3, 4, 5, 7, 8, 16};
+
+ParameterizedTestParameters(coll, algorithms)
+{
+    size_t nops = sizeof ops / sizeof ops[0], nnp = sizeof nps / sizeof nps[0];
+    struct coll_case *cases = cr_malloc(nops * nnp * sizeof *cases);
+    size_t k = 0;
+    for (size_t i = 0; i < nops; i++)
+        for (size_t j = 0; j < nnp; j++) {
+            snprintf(cases[k].op, sizeof cases[k].op, "%s", ops[i]);
+            cases[k++].np = nps[j];
+        }
+    return cr_make_param_array(struct coll_case, cases, k, NULL);
+}
+
+ParameterizedTest(struct coll_case *c, coll, algorithms, .timeout = 900)
+{
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%s with %d ranks failed (status %d):\n%s", c->op, c->np, res.status, res.output);
+    free(res.output);
+}

@@ -1,0 +1,83 @@
+/*
+ * tests/mpi/test_p2p.c — end-to-end point-to-point, group and life-cycle tests: each case runs
+ * real ranks under hintrun for P in {1, 2, 3, 4, 5, 8, 16} and asserts the job's exit status
+ * (every rank checks its own data) and that no shared-memory object of the job is left.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <string.h>
+
+#include "tests/common/job.h"
+
+static void run_ok(int np, const char *const argv[])
+{
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%s with %d ranks failed with status %d:\n%s", argv[0], np, res.status,
+                 res.output);
+    cr_expect_eq(job_shm_left(&res), 0, "job left shared memory behind or printed no jobid:\n%s", res.output);
+    free(res.output);
+}
+
+static const char *prog(void) { return job_build_path("tests/mpi/p2p_patterns"); }
+
+#define P2P_CASE(name, ...)                                                                       \
+    ParameterizedTestParameters(p2p, name)                                                        \
+    {                                                                                             \
+        static int ps[] = {1, 2, 3, 4, 5, 8, 16};                                                 \
+        return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);                            \
+    }                                                                                             \
+    ParameterizedTest(int *np, p2p, name, .timeout = 120)                                         \
+    {                                                                                             \
+        const char *argv[] = {prog(), __VA_ARGS__, NULL};                                         \
+        run_ok(*np, argv);                                                                        \
+    }
+
+P2P_CASE(ring_0_bytes, "ring", "0")
+P2P_CASE(ring_1_byte, "ring", "1")
+P2P_CASE(ring_eager, "ring", "1000")
+P2P_CASE(ring_rendezvous, "ring", "1000003")
+P2P_CASE(allpairs_small, "allpairs", "7")
+P2P_CASE(allpairs_large, "allpairs", "65536")
+P2P_CASE(anysource, "anysource")
+P2P_CASE(many_outstanding, "many")
+P2P_CASE(order, "order")
+P2P_CASE(truncate, "truncate")
+P2P_CASE(badargs, "badargs")
+P2P_CASE(testpoll, "testpoll")
+
+/* 64 MiB through the bounded channels: memory stays flat, data arrives intact (up to 4 ranks:
+   beyond, 2 x 64 MiB of buffers per rank is more than this 2-core box should hold per test) */
+ParameterizedTestParameters(p2p, ring_64MiB)
+{
+    static int ps[] = {1, 2, 3, 4};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, p2p, ring_64MiB, .timeout = 200)
+{
+    const char *argv[] = {prog(), "ring", "67108864", NULL};
+    run_ok(*np, argv);
+}
+
+ParameterizedTestParameters(groups, all)
+{
+    static int ps[] = {1, 2, 3, 4, 5, 8, 16};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, groups, all, .timeout = 120)
+{
+    const char *argv[] = {job_build_path("tests/mpi/groups"), NULL};
+    run_ok(*np, argv);
+}
+
+Test(lifecycle, under_hintrun, .timeout = 60)
+{
+    const char *argv[] = {job_build_path("tests/mpi/lifecycle"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, 3, argv, NULL, &res), 0);
+    cr_expect_eq(res.status, 0, "%s", res.output);
+    cr_expect(strstr(res.output, "ok lifecycle rank 2 of 3") != NULL, "%s", res.output);
+    free(res.output);
+}

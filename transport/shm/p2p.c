@@ -1,0 +1,403 @@
+/*
+ * transport/shm/p2p.c — point-to-point messages through the per-pair channels of the node
+ * segment.
+ *
+ * Protocols, chosen by size:
+ *   EAGER  the message fits one cell: header and data in one cell, complete at once for the
+ *          sender. Unexpected eager messages stay in their cell until matched, so a rank's
+ *          memory never grows with messages it has not posted a receive for; a full channel
+ *          makes further sends to that peer wait in the sender's queue (its own posted request).
+ *   RTS    a larger message: a header cell with the first payload; once matched the receiver
+ *          hands the cell back as CTS and the sender streams FRAG cells, each placed by offset,
+ *          so memory stays bounded (ncells per pair) whatever the size.
+ * Order: a sender announces cells through the channel's index ring and queues sends to a peer
+ * in post order, so the first cells of two messages between a pair arrive in send order
+ * (MPI's non-overtaking rule); fragments need no order since they carry their offset.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+enum { PHASE_WAIT_CTS = 1, PHASE_STREAM = 2 };
+
+struct rq_list {
+    struct hint_request_s *head, *tail;
+};
+
+struct unexp {
+    struct shm_cell *cell;
+    int src;
+    struct unexp *next;
+};
+
+static struct {
+    struct shm_node *node;
+    int n, me;
+    uint64_t *read_seq;       /* per source: cells consumed */
+    uint64_t *write_seq;      /* per destination: cells announced (our copy) */
+    struct rq_list *sendq;    /* per destination: sends whose first cell is not out yet */
+    int sendq_busy;           /* destinations with a non-empty sendq */
+    struct rq_list stream;    /* rendezvous sends: waiting for CTS or streaming fragments */
+    struct rq_list posted;    /* receives in post order */
+    struct rq_list active;    /* matched rendezvous receives taking fragments */
+    struct unexp *unexp_head, *unexp_tail, *unexp_free, *unexp_pool;
+    uint8_t *ring_src;        /* senders to notify after a progress pass */
+    uint32_t last_bell;
+    uint64_t next_msgid;
+    int pending;
+} S;
+
+static void list_push(struct rq_list *l, struct hint_request_s *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+}
+
+static void list_remove(struct rq_list *l, struct hint_request_s *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        l->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        l->tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+int shm_p2p_init(struct shm_node *n)
+{
+    memset(&S, 0, sizeof S);
+    S.node = n;
+    S.n = n->nlocal;
+    S.me = n->me;
+    size_t nunexp = (size_t)S.n * SHM_NCELLS;
+    S.read_seq = calloc((size_t)S.n, sizeof *S.read_seq);
+    S.write_seq = calloc((size_t)S.n, sizeof *S.write_seq);
+    S.sendq = calloc((size_t)S.n, sizeof *S.sendq);
+    S.ring_src = calloc((size_t)S.n, 1);
+    S.unexp_pool = calloc(nunexp, sizeof *S.unexp_pool);
+    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.unexp_pool) {
+        shm_p2p_fini();
+        return HINT_ERR_NOMEM;
+    }
+    /* At most ncells cells per source can be unexpected at once: the pool never runs dry. */
+    for (size_t i = 0; i < nunexp; i++) {
+        S.unexp_pool[i].next = S.unexp_free;
+        S.unexp_free = &S.unexp_pool[i];
+    }
+    S.last_bell = atomic_load(&shm_ctl(n, S.me)->bell) - 1; /* force a first full pass */
+    return HINT_SUCCESS;
+}
+
+void shm_p2p_fini(void)
+{
+    free(S.read_seq);
+    free(S.write_seq);
+    free(S.sendq);
+    free(S.ring_src);
+    free(S.unexp_pool);
+    memset(&S, 0, sizeof S);
+}
+
+int shm_pending(void) { return S.pending; }
+
+/* ---- sender side ---- */
+
+static int find_free_cell(struct shm_chan *ch)
+{
+    for (uint32_t i = 0; i < SHM_NCELLS; i++)
+        if (atomic_load_explicit(&shm_cell(S.node, ch, i)->state, memory_order_acquire) == SHM_CELL_FREE)
+            return (int)i;
+    return -1;
+}
+
+static void announce(int dst, struct shm_chan *ch, struct shm_cell *cell, uint32_t idx)
+{
+    atomic_store_explicit(&cell->state, SHM_CELL_FULL, memory_order_relaxed);
+    uint64_t w = S.write_seq[dst]++;
+    ch->idx_ring[w % SHM_NCELLS] = idx;
+    atomic_store_explicit(&ch->write_seq, w + 1, memory_order_release);
+    shm_ring(S.node, dst);
+}
+
+/* Put r's first cell (eager or rendezvous header) into the channel; false when it is full. */
+static bool push_first(struct hint_request_s *r)
+{
+    struct shm_chan *ch = shm_chan(S.node, S.me, r->peer);
+    int idx = find_free_cell(ch);
+    if (idx < 0)
+        return false;
+    struct shm_cell *cell = shm_cell(S.node, ch, (uint32_t)idx);
+    uint32_t payload = S.node->hdr->payload;
+    bool eager = r->bytes <= payload;
+    size_t len = eager ? r->bytes : payload;
+    cell->kind = eager ? SHM_EAGER : SHM_RTS;
+    cell->ctx = r->ctx;
+    cell->tag = r->tag;
+    cell->total = r->bytes;
+    cell->offset = 0;
+    cell->len = (uint32_t)len;
+    if (len)
+        rq_pack(r, 0, shm_payload(cell), len);
+    if (eager) {
+        announce(r->peer, ch, cell, (uint32_t)idx);
+        r->status.bytes = r->bytes;
+        rq_complete(r);
+        S.pending--;
+        return true;
+    }
+    r->msgid = cell->msgid = S.next_msgid++;
+    r->slot = (uint32_t)idx;
+    r->off = len;
+    r->phase = PHASE_WAIT_CTS;
+    announce(r->peer, ch, cell, (uint32_t)idx);
+    list_push(&S.stream, r);
+    return true;
+}
+
+/* Move a matched rendezvous send forward; true once all of it is in the channel. */
+static bool stream_send(struct hint_request_s *r)
+{
+    struct shm_chan *ch = shm_chan(S.node, S.me, r->peer);
+    if (r->phase == PHASE_WAIT_CTS) {
+        struct shm_cell *hdr = shm_cell(S.node, ch, r->slot);
+        if (atomic_load_explicit(&hdr->state, memory_order_acquire) != SHM_CELL_CTS)
+            return false;
+        atomic_store_explicit(&hdr->state, SHM_CELL_FREE, memory_order_relaxed);
+        r->phase = PHASE_STREAM;
+    }
+    uint32_t payload = S.node->hdr->payload;
+    while (r->off < r->bytes) {
+        int idx = find_free_cell(ch);
+        if (idx < 0)
+            return false;
+        struct shm_cell *cell = shm_cell(S.node, ch, (uint32_t)idx);
+        size_t len = r->bytes - r->off < payload ? r->bytes - r->off : payload;
+        cell->kind = SHM_FRAG;
+        cell->msgid = r->msgid;
+        cell->offset = r->off;
+        cell->len = (uint32_t)len;
+        rq_pack(r, r->off, shm_payload(cell), len);
+        r->off += len;
+        announce(r->peer, ch, cell, (uint32_t)idx);
+    }
+    r->status.bytes = r->bytes;
+    rq_complete(r);
+    S.pending--;
+    return true;
+}
+
+static void progress_sendq(int dst)
+{
+    struct rq_list *q = &S.sendq[dst];
+    while (q->head) {
+        struct hint_request_s *r = q->head;
+        list_remove(q, r);
+        if (!push_first(r)) {
+            /* Still full: put it back at the head to keep the order. */
+            r->next = q->head;
+            if (q->head)
+                q->head->prev = r;
+            else
+                q->tail = r;
+            q->head = r;
+            return;
+        }
+    }
+    S.sendq_busy--;
+}
+
+void shm_isend(struct hint_request_s *r)
+{
+    S.pending++;
+    struct rq_list *q = &S.sendq[r->peer];
+    if (q->head == NULL && push_first(r))
+        return;
+    if (q->head == NULL)
+        S.sendq_busy++;
+    list_push(q, r);
+}
+
+/* ---- receiver side ---- */
+
+static void release_cell(int src, struct shm_cell *cell, uint32_t state)
+{
+    atomic_store_explicit(&cell->state, state, memory_order_release);
+    S.ring_src[src] = 1;
+}
+
+static bool matches(const struct hint_request_s *r, int src, const struct shm_cell *cell)
+{
+    return r->ctx == cell->ctx && (r->peer < 0 || r->peer == src) && (r->tag < 0 || r->tag == cell->tag);
+}
+
+static void finish_recv(struct hint_request_s *r)
+{
+    r->status.bytes = r->total < r->bytes ? r->total : r->bytes;
+    rq_complete(r);
+    S.pending--;
+}
+
+/* Copy a payload that belongs at offset off of r's message, clipped to r's buffer. */
+static void take_payload(struct hint_request_s *r, size_t off, const struct shm_cell *cell)
+{
+    if (off < r->bytes) {
+        size_t n = cell->len < r->bytes - off ? cell->len : r->bytes - off;
+        rq_unpack(r, off, shm_payload((struct shm_cell *)cell), n);
+    }
+    r->off += cell->len;
+}
+
+/* r was posted and the first cell of a message from src matches it. */
+static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
+{
+    r->status.source = src;
+    r->status.tag = cell->tag;
+    r->total = cell->total;
+    r->off = 0;
+    if (cell->total > r->bytes)
+        r->status.error = HINT_ERR_TRUNCATE;
+    take_payload(r, 0, cell);
+    if (cell->kind == SHM_EAGER) {
+        release_cell(src, cell, SHM_CELL_FREE);
+        finish_recv(r);
+        return;
+    }
+    r->msgid = cell->msgid;
+    r->peer = src;
+    list_push(&S.active, r);
+    release_cell(src, cell, SHM_CELL_CTS);
+}
+
+static void deliver_frag(int src, struct shm_cell *cell)
+{
+    for (struct hint_request_s *r = S.active.head; r; r = r->next) {
+        if (r->peer != src || r->msgid != cell->msgid)
+            continue;
+        take_payload(r, cell->offset, cell);
+        release_cell(src, cell, SHM_CELL_FREE);
+        if (r->off >= r->total) {
+            list_remove(&S.active, r);
+            finish_recv(r);
+        }
+        return;
+    }
+    RT_ERR("shm", "fragment of unknown message %llu from local rank %d dropped",
+           (unsigned long long)cell->msgid, src);
+    release_cell(src, cell, SHM_CELL_FREE);
+}
+
+static void add_unexpected(int src, struct shm_cell *cell)
+{
+    struct unexp *u = S.unexp_free;
+    S.unexp_free = u->next;
+    *u = (struct unexp){.cell = cell, .src = src, .next = NULL};
+    if (S.unexp_tail)
+        S.unexp_tail->next = u;
+    else
+        S.unexp_head = u;
+    S.unexp_tail = u;
+}
+
+static void arrive(int src, struct shm_cell *cell)
+{
+    if (cell->kind == SHM_FRAG) {
+        deliver_frag(src, cell);
+        return;
+    }
+    for (struct hint_request_s *r = S.posted.head; r; r = r->next) {
+        if (matches(r, src, cell)) {
+            list_remove(&S.posted, r);
+            deliver_first(r, src, cell);
+            return;
+        }
+    }
+    add_unexpected(src, cell);
+}
+
+static void ring_senders(void)
+{
+    for (int s = 0; s < S.n; s++)
+        if (S.ring_src[s]) {
+            S.ring_src[s] = 0;
+            shm_ring(S.node, s);
+        }
+}
+
+/* The oldest unexpected message r matches, taken off the list; NULL when none. */
+static struct unexp *take_unexpected(const struct hint_request_s *r)
+{
+    struct unexp *prev = NULL;
+    for (struct unexp *u = S.unexp_head; u; prev = u, u = u->next) {
+        if (!matches(r, u->src, u->cell))
+            continue;
+        if (prev)
+            prev->next = u->next;
+        else
+            S.unexp_head = u->next;
+        if (S.unexp_tail == u)
+            S.unexp_tail = prev;
+        return u;
+    }
+    return NULL;
+}
+
+void shm_irecv(struct hint_request_s *r)
+{
+    S.pending++;
+    shm_progress();
+    struct unexp *u = take_unexpected(r);
+    if (u == NULL) {
+        list_push(&S.posted, r);
+        return;
+    }
+    struct shm_cell *cell = u->cell;
+    int src = u->src;
+    u->next = S.unexp_free;
+    S.unexp_free = u;
+    deliver_first(r, src, cell);
+    ring_senders();
+}
+
+static void poll_channels(void)
+{
+    for (int src = 0; src < S.n; src++) {
+        struct shm_chan *ch = shm_chan(S.node, src, S.me);
+        uint64_t w = atomic_load_explicit(&ch->write_seq, memory_order_acquire);
+        while (S.read_seq[src] < w) {
+            uint32_t idx = ch->idx_ring[S.read_seq[src] % SHM_NCELLS];
+            S.read_seq[src]++;
+            arrive(src, shm_cell(S.node, ch, idx));
+        }
+    }
+}
+
+void shm_progress(void)
+{
+    /* Everything that can unblock this rank rings its bell first, so an unchanged bell means
+       there is nothing new to look at. */
+    uint32_t bell = atomic_load_explicit(&shm_ctl(S.node, S.me)->bell, memory_order_acquire);
+    if (bell == S.last_bell)
+        return;
+    S.last_bell = bell;
+    poll_channels();
+    for (int dst = 0; S.sendq_busy > 0 && dst < S.n; dst++)
+        if (S.sendq[dst].head)
+            progress_sendq(dst);
+    for (struct hint_request_s *r = S.stream.head, *next; r; r = next) {
+        next = r->next;
+        if (stream_send(r))
+            list_remove(&S.stream, r);
+    }
+    ring_senders();
+}
