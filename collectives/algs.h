@@ -1,0 +1,49 @@
+/*
+ * collectives/algs.h — every algorithm (one file each) and its applicability predicate.
+ */
+#ifndef HINT_COLL_ALGS_H
+#define HINT_COLL_ALGS_H
+
+#include <stdlib.h>
+
+#include "collectives/coll.h"
+
+/* Jump to the function's `out:` with st set when a call fails. */
+#define CHECK_ST(call)                                                                           \
+    do {                                                                                         \
+        st = (call);                                                                             \
+        if (st != HINT_SUCCESS)                                                                  \
+            goto out;                                                                            \
+    } while (0)
+
+int barrier_dissemination(struct coll_args *a);
+int barrier_shm(struct coll_args *a);
+bool coll_shm_ok(const struct coll_args *a);
+void coll_ring_members(hint_group g);
+int bcast_binomial(struct coll_args *a);
+int bcast_shm(struct coll_args *a);
+int reduce_binomial(struct coll_args *a);
+int allreduce_reduce_bcast(struct coll_args *a);
+int allreduce_recursive_doubling(struct coll_args *a);
+int allreduce_ring(struct coll_args *a);
+int gather_linear(struct coll_args *a);
+int gather_binomial(struct coll_args *a);
+int scatter_linear(struct coll_args *a);
+int scatter_binomial(struct coll_args *a);
+int gatherv_linear(struct coll_args *a);
+int scatterv_linear(struct coll_args *a);
+int allgather_ring(struct coll_args *a);
+bool allgather_recursive_doubling_ok(const struct coll_args *a);
+int allgather_recursive_doubling(struct coll_args *a);
+int allgather_bruck(struct coll_args *a);
+int allgatherv_ring(struct coll_args *a);
+int allgatherv_linear(struct coll_args *a);
+int alltoall_pairwise(struct coll_args *a);
+int alltoall_linear(struct coll_args *a);
+int alltoall_bruck(struct coll_args *a);
+int alltoallv_linear(struct coll_args *a);
+int alltoallv_pairwise(struct coll_args *a);
+int reduce_scatter_block_reduce_scatter(struct coll_args *a);
+int reduce_scatter_block_ring(struct coll_args *a);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * allgatherv linear — every rank posts receives from all and sends its block to all at once.
+ * Any P, any counts. Cost: (P-1) alpha + sum(n_p) beta, all overlapping; good for small P.
+ */
+#include "collectives/algs.h"
+
+int allgatherv_linear(struct coll_args *a)
+{
+    int st = HINT_SUCCESS, P = a->size, r = a->rank;
+    hint_request *rq = calloc(2 * (size_t)P, sizeof *rq);
+    if (rq == NULL)
+        return HINT_ERR_NOMEM;
+    for (int p = 0; p < P; p++)
+        if (p != r)
+            CHECK_ST(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]));
+    for (int p = 0; p < P; p++)
+        if (p != r)
+            CHECK_ST(coll_isend(a->sbuf, a->block, p, a, &rq[P + p]));
+    copy_bytes(a->rbuf + a->rdispls[r], a->sbuf, a->rcounts[r]);
+out:
+    {
+        int wst = coll_waitall(2 * (size_t)P, rq);
+        if (st == HINT_SUCCESS)
+            st = wst;
+    }
+    free(rq);
+    return st;
+}

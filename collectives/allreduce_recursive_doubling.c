@@ -1,0 +1,48 @@
+/*
+ * allreduce recursive_doubling — ranks exchange their whole partial result with partner
+ * rank ^ 2^k and combine. For P not a power of two, the first 2*rem ranks pair up first (even
+ * ranks hand their data to the odd neighbour and wait for the result), as MPICH does.
+ * Cost: (ceil(log2 P) + 2 [non-power-of-two]) * (alpha + n beta + n gamma). Best for small n.
+ */
+#include "collectives/algs.h"
+
+int allreduce_recursive_doubling(struct coll_args *a)
+{
+    int st = HINT_SUCCESS, P = a->size, r = a->rank;
+    void *tmp = NULL;
+    CHECK_ST(coll_scratch(a->block, &tmp));
+    copy_bytes(a->rbuf, a->sbuf, a->block);
+    int pof2 = 1;
+    while (pof2 * 2 <= P)
+        pof2 *= 2;
+    int rem = P - pof2, newrank;
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            CHECK_ST(coll_send(a->rbuf, a->block, r + 1, a));
+            newrank = -1;
+        } else {
+            CHECK_ST(coll_recv(tmp, a->block, r - 1, a));
+            op_reduce(a->op, a->basic, tmp, a->rbuf, a->count);
+            newrank = r / 2;
+        }
+    } else {
+        newrank = r - rem;
+    }
+    if (newrank >= 0) {
+        for (int mask = 1; mask < pof2; mask <<= 1) {
+            int np = newrank ^ mask;
+            int peer = np < rem ? np * 2 + 1 : np + rem;
+            CHECK_ST(coll_sendrecv(a->rbuf, a->block, peer, tmp, a->block, peer, a));
+            op_reduce(a->op, a->basic, tmp, a->rbuf, a->count);
+        }
+    }
+    if (r < 2 * rem) {
+        if (r % 2)
+            CHECK_ST(coll_send(a->rbuf, a->block, r - 1, a));
+        else
+            CHECK_ST(coll_recv(a->rbuf, a->block, r + 1, a));
+    }
+out:
+    free(tmp);
+    return st;
+}

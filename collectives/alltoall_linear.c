@@ -1,0 +1,31 @@
+/*
+ * alltoall linear — post every receive and every send at once and wait for all (Open MPI's
+ * "basic linear"). Any P. Cost: (P-1) (alpha + n beta) with all messages overlapping.
+ */
+#include "collectives/algs.h"
+
+int alltoall_linear(struct coll_args *a)
+{
+    int st = HINT_SUCCESS, P = a->size, r = a->rank;
+    size_t b = a->block;
+    hint_request *rq = calloc(2 * (size_t)P, sizeof *rq);
+    if (rq == NULL)
+        return HINT_ERR_NOMEM;
+    for (int s = 1; s < P; s++) {
+        int src = (r - s + P) % P;
+        CHECK_ST(coll_irecv(a->rbuf + (size_t)src * b, b, src, a, &rq[s]));
+    }
+    for (int s = 1; s < P; s++) {
+        int dst = (r + s) % P;
+        CHECK_ST(coll_isend(a->sbuf + (size_t)dst * b, b, dst, a, &rq[P + s]));
+    }
+    copy_bytes(a->rbuf + (size_t)r * b, a->sbuf + (size_t)r * b, b);
+out:
+    {
+        int wst = coll_waitall(2 * (size_t)P, rq);
+        if (st == HINT_SUCCESS)
+            st = wst;
+    }
+    free(rq);
+    return st;
+}

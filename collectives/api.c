@@ -1,0 +1,504 @@
+/*
+ * collectives/api.c — the public collective calls: check the arguments, resolve HINT_IN_PLACE,
+ * express everything in bytes, take the trivial path for P = 1 and empty messages, then let
+ * select.c pick and run an algorithm.
+ *
+ * Errors that every rank detects alike (bad group, root, op, type) return before any message
+ * is sent, so nobody hangs. Derived (non-contiguous) datatypes are not accepted by collectives
+ * yet: HINT_ERR_UNSUPPORTED.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/algs.h"
+#include "datatype/datatype.h"
+#include "runtime/runtime.h"
+
+static const char trivial[] = "trivial";
+
+/* Common start: group, a fresh tag, rank and size. */
+static int begin(struct coll_args *a, int op_id, hint_group g)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    memset(a, 0, sizeof *a);
+    a->op_id = op_id;
+    a->g = g;
+    a->rank = g->rank;
+    a->size = g->size;
+    return HINT_SUCCESS;
+}
+
+/* The next tag of g; called once every check has passed, so all ranks stay in step. */
+static void take_tag(struct coll_args *a)
+{
+    a->tag = GRP_TAG_COLL + (int)(a->g->coll_seq++ & 0x0fffffff);
+}
+
+/* Bytes of count elements of t, which must be usable and contiguous. */
+static int block_bytes(size_t count, hint_type t, size_t *bytes)
+{
+    int st = dt_check(t);
+    if (st != HINT_SUCCESS)
+        return st;
+    size_t es = dt_size(t);
+    if (es != 0 && count > SIZE_MAX / es)
+        return HINT_ERR_COUNT;
+    if (!dt_is_contig(t))
+        return HINT_ERR_UNSUPPORTED;
+    *bytes = count * es;
+    return HINT_SUCCESS;
+}
+
+static int check_buf(const void *p, size_t bytes) { return p == NULL && bytes > 0 ? HINT_ERR_BUFFER : HINT_SUCCESS; }
+
+static int check_root(const struct coll_args *a, int root)
+{
+    return root < 0 || root >= a->size ? HINT_ERR_ROOT : HINT_SUCCESS;
+}
+
+static int run(struct coll_args *a, bool is_trivial)
+{
+    take_tag(a);
+    if (is_trivial) {
+        coll_record(a->op_id, trivial);
+        return HINT_SUCCESS;
+    }
+    return coll_run(a);
+}
+
+int hint_barrier(hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_BARRIER, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    return run(&a, a.size == 1);
+}
+
+int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_BCAST, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st == HINT_SUCCESS)
+        st = block_bytes(count, t, &a.block);
+    if (st == HINT_SUCCESS && buf == HINT_IN_PLACE)
+        st = HINT_ERR_BUFFER;
+    if (st == HINT_SUCCESS)
+        st = check_buf(buf, a.block);
+    if (st != HINT_SUCCESS)
+        return st;
+    a.root = root;
+    a.rbuf = buf;
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+/* Reductions: element kind and op must fit together. */
+static int reduction_args(struct coll_args *a, size_t count, hint_type t, hint_op op)
+{
+    int st = block_bytes(count, t, &a->block);
+    if (st != HINT_SUCCESS)
+        return st;
+    a->basic = dt_basic(t);
+    if (op_check(op, a->basic) != HINT_SUCCESS)
+        return HINT_ERR_OP;
+    a->esize = dt_basic_size(a->basic);
+    a->count = a->block / a->esize;
+    a->op = op;
+    return HINT_SUCCESS;
+}
+
+int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_REDUCE, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st == HINT_SUCCESS)
+        st = reduction_args(&a, count, t, op);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool is_root = a.rank == root;
+    if (s == HINT_IN_PLACE && !is_root)
+        return HINT_ERR_BUFFER;
+    if (s == HINT_IN_PLACE)
+        s = r;
+    if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
+        return HINT_ERR_BUFFER;
+    a.root = root;
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1 && a.block)
+        copy_bytes(r, s, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_ALLREDUCE, g);
+    if (st == HINT_SUCCESS)
+        st = reduction_args(&a, count, t, op);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (s == HINT_IN_PLACE)
+        s = r;
+    if (check_buf(s, a.block) || check_buf(r, a.block) || r == HINT_IN_PLACE)
+        return HINT_ERR_BUFFER;
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1 && a.block)
+        copy_bytes(r, s, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_REDUCE_SCATTER_BLOCK, g);
+    if (st == HINT_SUCCESS)
+        st = reduction_args(&a, rcount, t, op);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (a.block != 0 && SIZE_MAX / a.block < (size_t)a.size)
+        return HINT_ERR_COUNT;
+    void *copy = NULL;
+    if (s == HINT_IN_PLACE) {
+        /* the input is all of r, the output its first block: work from a copy */
+        if (check_buf(r, a.block))
+            return HINT_ERR_BUFFER;
+        st = coll_scratch(a.block * (size_t)a.size, &copy);
+        if (st != HINT_SUCCESS)
+            return st;
+        copy_bytes(copy, r, a.block * (size_t)a.size);
+        s = copy;
+    }
+    if (check_buf(s, a.block) || check_buf(r, a.block)) {
+        free(copy);
+        return HINT_ERR_BUFFER;
+    }
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1 && a.block)
+        copy_bytes(r, s, a.block);
+    st = run(&a, a.size == 1 || a.block == 0);
+    free(copy);
+    return st;
+}
+
+/* gather/scatter/allgather/alltoall: the block each rank contributes, equal on both sides. */
+static int block_pair(const struct coll_args *a, bool send_significant, size_t sc, hint_type stype,
+                      bool recv_significant, size_t rc, hint_type rtype, size_t *block)
+{
+    size_t sb = 0, rb = 0;
+    int st;
+    if (send_significant && (st = block_bytes(sc, stype, &sb)) != HINT_SUCCESS)
+        return st;
+    if (recv_significant && (st = block_bytes(rc, rtype, &rb)) != HINT_SUCCESS)
+        return st;
+    if (send_significant && recv_significant && sb != rb)
+        return HINT_ERR_TYPE; /* the type signatures of a block differ */
+    if (rb != 0 && SIZE_MAX / rb < (size_t)a->size)
+        return HINT_ERR_COUNT;
+    *block = send_significant ? sb : rb;
+    return HINT_SUCCESS;
+}
+
+int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_GATHER, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool is_root = a.rank == root, in_place = s == HINT_IN_PLACE;
+    if (in_place && !is_root)
+        return HINT_ERR_BUFFER;
+    st = block_pair(&a, !in_place, sc, st_, is_root, rc, rt_, &a.block);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (in_place)
+        s = (char *)r + (size_t)root * a.block;
+    if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
+        return HINT_ERR_BUFFER;
+    a.root = root;
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1)
+        copy_bytes(r, s, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_SCATTER, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool is_root = a.rank == root, in_place = r == HINT_IN_PLACE;
+    if (in_place && !is_root)
+        return HINT_ERR_BUFFER;
+    st = block_pair(&a, is_root, sc, st_, !in_place, rc, rt_, &a.block);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (in_place)
+        r = (char *)s + (size_t)root * a.block;
+    if (check_buf(r, a.block) || (is_root && check_buf(s, a.block)))
+        return HINT_ERR_BUFFER;
+    a.root = root;
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1)
+        copy_bytes(r, s, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_ALLGATHER, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool in_place = s == HINT_IN_PLACE;
+    st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (in_place)
+        s = (char *)r + (size_t)a.rank * a.block;
+    if (check_buf(s, a.block) || check_buf(r, a.block))
+        return HINT_ERR_BUFFER;
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1)
+        copy_bytes(r, s, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+}
+
+int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    int st = begin(&a, COLL_ALLTOALL, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool in_place = s == HINT_IN_PLACE;
+    st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (check_buf(r, a.block) || (!in_place && check_buf(s, a.block)))
+        return HINT_ERR_BUFFER;
+    void *copy = NULL;
+    if (in_place && a.size > 1) {
+        /* every block of r is both read and overwritten: send from a copy */
+        st = coll_scratch(a.block * (size_t)a.size, &copy);
+        if (st != HINT_SUCCESS)
+            return st;
+        copy_bytes(copy, r, a.block * (size_t)a.size);
+    }
+    a.sbuf = in_place ? (copy ? copy : r) : s;
+    a.rbuf = r;
+    if (a.size == 1)
+        copy_bytes(r, a.sbuf, a.block);
+    st = run(&a, a.size == 1 || a.block == 0);
+    free(copy);
+    return st;
+}
+
+/* ---- v variants: counts and displacements converted to bytes ---- */
+
+struct vbytes {
+    size_t *counts, *displs;
+};
+
+static int to_bytes(const struct coll_args *a, const size_t counts[], const size_t displs[], hint_type t,
+                    struct vbytes *out)
+{
+    out->counts = out->displs = NULL;
+    if (counts == NULL || displs == NULL)
+        return HINT_ERR_ARG;
+    size_t es;
+    int st = block_bytes(1, t, &es);
+    if (st != HINT_SUCCESS)
+        return st;
+    out->counts = malloc(2 * (size_t)a->size * sizeof(size_t));
+    if (out->counts == NULL)
+        return HINT_ERR_NOMEM;
+    out->displs = out->counts + a->size;
+    for (int p = 0; p < a->size; p++) {
+        if (es != 0 && (counts[p] > SIZE_MAX / es || displs[p] > SIZE_MAX / es)) {
+            free(out->counts);
+            out->counts = NULL;
+            return HINT_ERR_COUNT;
+        }
+        out->counts[p] = counts[p] * es;
+        out->displs[p] = displs[p] * es;
+    }
+    return HINT_SUCCESS;
+}
+
+int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
+                 hint_type rt_, int root, hint_group g)
+{
+    struct coll_args a;
+    struct vbytes rv = {0};
+    int st = begin(&a, COLL_GATHERV, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool is_root = a.rank == root, in_place = s == HINT_IN_PLACE;
+    if (in_place && !is_root)
+        return HINT_ERR_BUFFER;
+    if (is_root && (st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
+        return st;
+    if (!in_place)
+        st = block_bytes(sc, st_, &a.block);
+    else {
+        a.block = rv.counts[root];
+        s = (char *)r + rv.displs[root];
+    }
+    if (st == HINT_SUCCESS && is_root && a.block != rv.counts[root])
+        st = HINT_ERR_TYPE;
+    if (st == HINT_SUCCESS && (check_buf(s, a.block) || (is_root && r == NULL)))
+        st = HINT_ERR_BUFFER;
+    if (st == HINT_SUCCESS) {
+        a.root = root;
+        a.sbuf = s;
+        a.rbuf = r;
+        a.rcounts = rv.counts;
+        a.rdispls = rv.displs;
+        if (a.size == 1)
+            copy_bytes((char *)r + rv.displs[0], s, a.block);
+        st = run(&a, a.size == 1);
+    }
+    free(rv.counts);
+    return st;
+}
+
+int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r, size_t rc,
+                  hint_type rt_, int root, hint_group g)
+{
+    struct coll_args a;
+    struct vbytes sv = {0};
+    int st = begin(&a, COLL_SCATTERV, g);
+    if (st == HINT_SUCCESS)
+        st = check_root(&a, root);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool is_root = a.rank == root, in_place = r == HINT_IN_PLACE;
+    if (in_place && !is_root)
+        return HINT_ERR_BUFFER;
+    if (is_root && (st = to_bytes(&a, scounts, sdispls, st_, &sv)) != HINT_SUCCESS)
+        return st;
+    if (!in_place)
+        st = block_bytes(rc, rt_, &a.block);
+    else {
+        a.block = sv.counts[root];
+        r = (char *)s + sv.displs[root];
+    }
+    if (st == HINT_SUCCESS && is_root && a.block != sv.counts[root])
+        st = HINT_ERR_TYPE;
+    if (st == HINT_SUCCESS && (check_buf(r, a.block) || (is_root && s == NULL)))
+        st = HINT_ERR_BUFFER;
+    if (st == HINT_SUCCESS) {
+        a.root = root;
+        a.sbuf = s;
+        a.rbuf = r;
+        a.scounts = sv.counts;
+        a.sdispls = sv.displs;
+        if (a.size == 1)
+            copy_bytes(r, (const char *)s + sv.displs[0], a.block);
+        st = run(&a, a.size == 1);
+    }
+    free(sv.counts);
+    return st;
+}
+
+int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
+                    hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vbytes rv = {0};
+    int st = begin(&a, COLL_ALLGATHERV, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    if ((st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
+        return st;
+    bool in_place = s == HINT_IN_PLACE;
+    if (!in_place)
+        st = block_bytes(sc, st_, &a.block);
+    else {
+        a.block = rv.counts[a.rank];
+        s = (char *)r + rv.displs[a.rank];
+    }
+    if (st == HINT_SUCCESS && a.block != rv.counts[a.rank])
+        st = HINT_ERR_TYPE;
+    if (st == HINT_SUCCESS && (check_buf(s, a.block) || r == NULL))
+        st = HINT_ERR_BUFFER;
+    if (st == HINT_SUCCESS) {
+        a.sbuf = s;
+        a.rbuf = r;
+        a.rcounts = rv.counts;
+        a.rdispls = rv.displs;
+        if (a.size == 1)
+            copy_bytes((char *)r + rv.displs[0], s, a.block);
+        st = run(&a, a.size == 1);
+    }
+    free(rv.counts);
+    return st;
+}
+
+int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
+                   const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vbytes sv = {0}, rv = {0};
+    void *copy = NULL;
+    int st = begin(&a, COLL_ALLTOALLV, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool in_place = s == HINT_IN_PLACE;
+    CHECK_GOTO(to_bytes(&a, rcounts, rdispls, rt_, &rv), out);
+    if (in_place) {
+        /* as MPI: the receive layout describes the send side too */
+        size_t end = 0;
+        for (int p = 0; p < a.size; p++)
+            if (rv.displs[p] + rv.counts[p] > end)
+                end = rv.displs[p] + rv.counts[p];
+        CHECK_GOTO(coll_scratch(end, &copy), out);
+        copy_bytes(copy, r, end);
+        s = copy;
+        scounts = rcounts;
+        sdispls = rdispls;
+        st_ = rt_;
+    }
+    CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
+    if (r == NULL || (s == NULL && sv.counts[a.rank] > 0)) {
+        st = HINT_ERR_BUFFER;
+        goto out;
+    }
+    if (sv.counts[a.rank] != rv.counts[a.rank]) {
+        st = HINT_ERR_TYPE;
+        goto out;
+    }
+    a.sbuf = s;
+    a.rbuf = r;
+    a.scounts = sv.counts;
+    a.sdispls = sv.displs;
+    a.rcounts = rv.counts;
+    a.rdispls = rv.displs;
+    if (a.size == 1)
+        copy_bytes((char *)r + rv.displs[0], (const char *)s + sv.displs[0], rv.counts[0]);
+    st = run(&a, a.size == 1);
+out:
+    free(sv.counts);
+    free(rv.counts);
+    free(copy);
+    return st;
+}

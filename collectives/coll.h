@@ -1,0 +1,102 @@
+/*
+ * collectives/coll.h — what every collective algorithm sees: the normalised arguments of one
+ * call, the algorithm table entry, and the point-to-point helpers on the group's collective
+ * context.
+ *
+ * api.c turns a public call into struct coll_args: buffers as contiguous bytes, HINT_IN_PLACE
+ * resolved (see each field), counts of the v variants in bytes. An algorithm never sees
+ * HINT_IN_PLACE and may assume the arguments were checked.
+ */
+#ifndef HINT_COLL_H
+#define HINT_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "collectives/op.h"
+#include "hint.h"
+#include "runtime/group.h"
+
+enum coll_op_id {
+    COLL_BARRIER,
+    COLL_BCAST,
+    COLL_REDUCE,
+    COLL_ALLREDUCE,
+    COLL_GATHER,
+    COLL_GATHERV,
+    COLL_SCATTER,
+    COLL_SCATTERV,
+    COLL_ALLGATHER,
+    COLL_ALLGATHERV,
+    COLL_ALLTOALL,
+    COLL_ALLTOALLV,
+    COLL_REDUCE_SCATTER_BLOCK,
+    COLL_NOPS
+};
+
+struct coll_args {
+    int op_id;
+    hint_group g;
+    int rank, size;
+    int root;
+    int tag;               /* this call's tag: every call on a group gets the next one */
+    /* Buffers. In place is resolved: allgather's sbuf points at the rank's own block of rbuf;
+       reduce/allreduce's sbuf may equal rbuf; gather's root sbuf is its block of rbuf;
+       scatter's root rbuf may be its block of sbuf; copy_bytes() skips dst == src. */
+    const char *sbuf;
+    char *rbuf;
+    size_t block;          /* bytes of one rank's block (gather, scatter, allgather, alltoall,
+                              reduce_scatter_block) or of the whole message (bcast, reduce,
+                              allreduce) */
+    size_t count;          /* elements, for reductions */
+    size_t esize;          /* bytes of one element, for reductions */
+    int basic;             /* predefined kind of the elements, for reductions */
+    hint_op op;
+    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes */
+};
+
+struct coll_alg {
+    const char *name;
+    const char *desc;                              /* one line, for hint_info */
+    bool (*applicable)(const struct coll_args *a); /* NULL: always */
+    int (*run)(struct coll_args *a);
+};
+
+struct coll_table {
+    const char *op;        /* "alltoall": the name in HINT_<OP> and hint_coll_set */
+    const struct coll_alg *algs;
+    int nalgs;
+    /* The algorithm the defaults pick for these arguments (index into algs). */
+    int (*choose)(const struct coll_args *a);
+};
+
+extern const struct coll_table coll_tables[COLL_NOPS];
+
+/* Pick and run an algorithm for a (selection: forced > defaults), recording its name. */
+int coll_run(struct coll_args *a);
+/* What the defaults pick for an op at P ranks and `bytes` per block (hint_info). */
+const char *coll_default_name(int op_id, int P, size_t bytes);
+/* Forced algorithm name of an op or NULL (auto). */
+const char *coll_forced_name(int op_id);
+void coll_select_reset(void);
+void coll_record(int op_id, const char *name);
+
+/* ---- helpers for algorithms (collectives/util.c) ---- */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (dst != src && n)
+        memcpy(dst, src, n);
+}
+static inline bool is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int coll_send(const void *buf, size_t n, int peer, const struct coll_args *a);
+int coll_recv(void *buf, size_t n, int peer, const struct coll_args *a);
+int coll_sendrecv(const void *s, size_t sn, int dst, void *r, size_t rn, int src, const struct coll_args *a);
+int coll_isend(const void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
+int coll_irecv(void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
+int coll_waitall(size_t n, hint_request *r);
+/* A scratch buffer of n bytes (NULL with n == 0 is fine; *p == NULL and HINT_ERR_NOMEM on failure). */
+int coll_scratch(size_t n, void **p);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * scatterv linear — the root sends rank p scounts[p] bytes from sdispls[p]. Any P, any counts.
+ * Cost: (P-1) alpha + sum(n_p) beta at the root.
+ */
+#include "collectives/algs.h"
+
+int scatterv_linear(struct coll_args *a)
+{
+    if (a->rank != a->root)
+        return coll_recv(a->rbuf, a->block, a->root, a);
+    int st = HINT_SUCCESS;
+    hint_request *rq = calloc((size_t)a->size, sizeof *rq);
+    if (rq == NULL)
+        return HINT_ERR_NOMEM;
+    for (int p = 0; p < a->size; p++)
+        if (p != a->root)
+            CHECK_ST(coll_isend(a->sbuf + a->sdispls[p], a->scounts[p], p, a, &rq[p]));
+    copy_bytes(a->rbuf, a->sbuf + a->sdispls[a->root], a->scounts[a->root]);
+out:
+    {
+        int wst = coll_waitall((size_t)a->size, rq);
+        if (st == HINT_SUCCESS)
+            st = wst;
+    }
+    free(rq);
+    return st;
+}

@@ -1,0 +1,254 @@
+/*
+ * collectives/select.c — the algorithm tables and the one selector.
+ *
+ * Selection, first match wins: forced (hint_coll_set, else env HINT_<OP>) > built-in defaults
+ * by P and bytes. A forced algorithm whose predicate refuses the call returns
+ * HINT_ERR_UNSUPPORTED, unless HINT_COLL_FALLBACK=warn|silent lets the defaults run instead.
+ * The tables also feed hint_info and the tests, so a new algorithm is one line here.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/algs.h"
+#include "runtime/runtime.h"
+
+#define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
+#define NALGS(t) ((int)(sizeof t / sizeof t[0]))
+
+static const struct coll_alg barrier_algs[] = {
+    ALG("dissemination", "log2(P) rounds of empty messages to rank + 2^k", NULL, barrier_dissemination),
+    ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
+};
+static const struct coll_alg bcast_algs[] = {
+    ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
+    ALG("shm", "root copies into a shared double buffer, every rank copies out", coll_shm_ok, bcast_shm),
+};
+static const struct coll_alg reduce_algs[] = {
+    ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
+};
+static const struct coll_alg allreduce_algs[] = {
+    ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL, allreduce_recursive_doubling),
+    ALG("reduce_bcast", "binomial reduce to rank 0, then binomial bcast", NULL, allreduce_reduce_bcast),
+    ALG("ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", NULL, allreduce_ring),
+};
+static const struct coll_alg gather_algs[] = {
+    ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
+    ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
+};
+static const struct coll_alg gatherv_algs[] = {
+    ALG("linear", "root receives from every rank straight into place", NULL, gatherv_linear),
+};
+static const struct coll_alg scatter_algs[] = {
+    ALG("linear", "root sends every rank its block", NULL, scatter_linear),
+    ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
+};
+static const struct coll_alg scatterv_algs[] = {
+    ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
+};
+static const struct coll_alg allgather_algs[] = {
+    ALG("ring", "P-1 steps passing blocks to the right", NULL, allgather_ring),
+    ALG("recursive_doubling", "exchange everything so far with rank ^ 2^k (P a power of two)",
+        allgather_recursive_doubling_ok, allgather_recursive_doubling),
+    ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
+};
+static const struct coll_alg allgatherv_algs[] = {
+    ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
+    ALG("linear", "everything posted at once", NULL, allgatherv_linear),
+};
+static const struct coll_alg alltoall_algs[] = {
+    ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
+    ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
+    ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
+};
+static const struct coll_alg alltoallv_algs[] = {
+    ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
+    ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
+};
+static const struct coll_alg rsb_algs[] = {
+    ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
+        reduce_scatter_block_reduce_scatter),
+    ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
+};
+
+/* ---- defaults: what the built-in rules pick (index into the table) ---- */
+static int first_applicable(const struct coll_alg *algs, int n, const struct coll_args *a, int want)
+{
+    if (algs[want].applicable == NULL || algs[want].applicable(a))
+        return want;
+    for (int i = 0; i < n; i++)
+        if (algs[i].applicable == NULL || algs[i].applicable(a))
+            return i;
+    return 0;
+}
+
+static int choose_barrier(const struct coll_args *a) { return first_applicable(barrier_algs, 2, a, 1); }
+static int choose_bcast(const struct coll_args *a) { return first_applicable(bcast_algs, 2, a, 1); }
+static int choose_first(const struct coll_args *a)
+{
+    (void)a;
+    return 0;
+}
+static int choose_allreduce(const struct coll_args *a)
+{
+    return a->block <= 16384 || a->count < (size_t)a->size ? 0 : 2;
+}
+static int choose_gather(const struct coll_args *a) { return a->size <= 8 || a->block >= 65536 ? 0 : 1; }
+static int choose_allgather(const struct coll_args *a)
+{
+    size_t total = a->block * (size_t)a->size;
+    if (total >= (512u << 10))
+        return 0;
+    return is_pow2(a->size) ? 1 : 2;
+}
+static int choose_allgatherv(const struct coll_args *a) { return a->size <= 8 ? 1 : 0; }
+static int choose_alltoall(const struct coll_args *a)
+{
+    if (a->block <= 256 && a->size > 8)
+        return 1;
+    return a->block * (size_t)a->size <= (1u << 20) ? 2 : 0;
+}
+static int choose_rsb(const struct coll_args *a) { return a->block <= 2048 ? 0 : 1; }
+
+#define TABLE(id, opname, algs, choose) [id] = {opname, algs, NALGS(algs), choose}
+const struct coll_table coll_tables[COLL_NOPS] = {
+    TABLE(COLL_BARRIER, "barrier", barrier_algs, choose_barrier),
+    TABLE(COLL_BCAST, "bcast", bcast_algs, choose_bcast),
+    TABLE(COLL_REDUCE, "reduce", reduce_algs, choose_first),
+    TABLE(COLL_ALLREDUCE, "allreduce", allreduce_algs, choose_allreduce),
+    TABLE(COLL_GATHER, "gather", gather_algs, choose_gather),
+    TABLE(COLL_GATHERV, "gatherv", gatherv_algs, choose_first),
+    TABLE(COLL_SCATTER, "scatter", scatter_algs, choose_gather),
+    TABLE(COLL_SCATTERV, "scatterv", scatterv_algs, choose_first),
+    TABLE(COLL_ALLGATHER, "allgather", allgather_algs, choose_allgather),
+    TABLE(COLL_ALLGATHERV, "allgatherv", allgatherv_algs, choose_allgatherv),
+    TABLE(COLL_ALLTOALL, "alltoall", alltoall_algs, choose_alltoall),
+    TABLE(COLL_ALLTOALLV, "alltoallv", alltoallv_algs, choose_first),
+    TABLE(COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", rsb_algs, choose_rsb),
+};
+
+/* ---- forcing ---- */
+static int forced[COLL_NOPS];      /* index + 1; 0 = auto */
+static const char *last_ran[COLL_NOPS];
+static bool env_read;
+
+static int find_op(const char *op)
+{
+    for (int i = 0; i < COLL_NOPS; i++)
+        if (strcmp(coll_tables[i].op, op) == 0)
+            return i;
+    return -1;
+}
+
+static int find_alg(int op_id, const char *name)
+{
+    const struct coll_table *t = &coll_tables[op_id];
+    for (int i = 0; i < t->nalgs; i++)
+        if (strcmp(t->algs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void read_env(void)
+{
+    env_read = true;
+    for (int op = 0; op < COLL_NOPS; op++) {
+        char var[64] = "HINT_";
+        for (size_t i = 0; coll_tables[op].op[i] && i < 50; i++)
+            var[5 + i] = (char)toupper((unsigned char)coll_tables[op].op[i]);
+        const char *v = getenv(var);
+        if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
+            continue;
+        int alg = find_alg(op, v);
+        if (alg < 0)
+            RT_ERR("coll", "%s=%s names no %s algorithm (see hint_info); using the defaults", var, v,
+                   coll_tables[op].op);
+        else
+            forced[op] = alg + 1;
+    }
+}
+
+void coll_select_reset(void)
+{
+    memset(forced, 0, sizeof forced);
+    memset(last_ran, 0, sizeof last_ran);
+    env_read = false;
+}
+
+const char *coll_forced_name(int op_id)
+{
+    if (!env_read)
+        read_env();
+    return forced[op_id] ? coll_tables[op_id].algs[forced[op_id] - 1].name : NULL;
+}
+
+int hint_coll_set(const char *op, const char *algorithm)
+{
+    if (op == NULL || algorithm == NULL)
+        return HINT_ERR_ARG;
+    if (!env_read)
+        read_env();
+    int id = find_op(op);
+    if (id < 0)
+        return HINT_ERR_ARG;
+    if (strcmp(algorithm, "auto") == 0) {
+        forced[id] = 0;
+        return HINT_SUCCESS;
+    }
+    int alg = find_alg(id, algorithm);
+    if (alg < 0)
+        return HINT_ERR_ARG;
+    forced[id] = alg + 1;
+    return HINT_SUCCESS;
+}
+
+int hint_coll_last(const char *op, const char **algorithm)
+{
+    if (op == NULL || algorithm == NULL)
+        return HINT_ERR_ARG;
+    int id = find_op(op);
+    if (id < 0)
+        return HINT_ERR_ARG;
+    *algorithm = last_ran[id];
+    return HINT_SUCCESS;
+}
+
+void coll_record(int op_id, const char *name) { last_ran[op_id] = name; }
+
+static int fallback_mode(void)
+{
+    const char *v = rt_env_str("HINT_COLL_FALLBACK", "error");
+    return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
+}
+
+int coll_run(struct coll_args *a)
+{
+    const struct coll_table *t = &coll_tables[a->op_id];
+    if (!env_read)
+        read_env();
+    int pick = forced[a->op_id] - 1;
+    if (pick >= 0) {
+        const struct coll_alg *alg = &t->algs[pick];
+        if (alg->applicable && !alg->applicable(a)) {
+            int mode = fallback_mode();
+            if (mode == 0)
+                return HINT_ERR_UNSUPPORTED;
+            if (mode == 1)
+                RT_ERR("coll", "%s algorithm %s cannot run here (P=%d); running the default instead", t->op,
+                       alg->name, a->size);
+            pick = -1;
+        }
+    }
+    if (pick < 0)
+        pick = t->choose(a);
+    last_ran[a->op_id] = t->algs[pick].name;
+    return t->algs[pick].run(a);
+}
+
+const char *coll_default_name(int op_id, int P, size_t bytes)
+{
+    struct coll_args a = {.op_id = op_id, .size = P, .block = bytes, .count = bytes / 8};
+    const struct coll_table *t = &coll_tables[op_id];
+    return t->algs[t->choose(&a)].name;
+}
