@@ -119,6 +119,8 @@ int main(int argc, char **argv)
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
+    if (rc_rank == 0 && getenv("HINT_JOBID"))
+        printf("jobid=%s\n", getenv("HINT_JOBID"));
     check_split();
     check_node_dup_create();
     RC_OK(hint_finalize());

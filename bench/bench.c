@@ -1,0 +1,500 @@
+/*
+ * bench/bench.c — hint-bench: collective and point-to-point latency in the manner of the OSU
+ * micro-benchmarks, written against bench/adapter.h so the same source measures hint, Open MPI
+ * and MPICH.
+ *
+ *   hintrun -n P hint-bench OP [--sizes 8:1M] [--iters N] [--warmup N] [--algorithm NAME]
+ *                              [--flush-cache] [--vary-data] [--check] [--csv]
+ *
+ * Timing: by default, as OSU, a barrier then N back-to-back calls timed together. With
+ * --flush-cache, --vary-data or --check every call is timed alone after its preparation:
+ * --flush-cache follows the Morton paper's Fig. 9 (evict the buffers from every cache, touch
+ * them sequentially so they sit in this rank's cache only, barrier, time one call);
+ * --vary-data rewrites the send buffers before every call; --check verifies every result.
+ * Per size: the per-rank average latency, then its average, minimum and maximum over ranks.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/adapter.h"
+
+enum bop {
+    B_BARRIER, B_BCAST, B_REDUCE, B_ALLREDUCE, B_REDUCE_SCATTER_BLOCK, B_GATHER, B_SCATTER, B_ALLGATHER,
+    B_ALLTOALL, B_GATHERV, B_SCATTERV, B_ALLGATHERV, B_ALLTOALLV, B_LATENCY, B_BANDWIDTH, B_NOPS
+};
+static const char *const op_names[B_NOPS] = {
+    "barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block", "gather", "scatter", "allgather",
+    "alltoall", "gatherv", "scatterv", "allgatherv", "alltoallv", "latency", "bandwidth"};
+
+struct opts {
+    int op;
+    size_t sizes[64];
+    int nsizes;
+    long iters, warmup;
+    const char *algorithm;
+    int flush, vary, check, csv;
+};
+
+struct bufs {
+    unsigned char *s, *r;
+    size_t sbytes, rbytes;
+    size_t *counts, *displs;
+};
+
+static int rank, P;
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: hintrun -n P hint-bench OP [options]\n"
+            "OP: barrier bcast reduce allreduce reduce_scatter_block gather scatter allgather alltoall\n"
+            "    gatherv scatterv allgatherv alltoallv latency bandwidth\n"
+            "  --sizes A:B | a,b,...  bytes per rank block (reductions: bytes of doubles); A:B = powers of\n"
+            "                         two from A to B; K, M, G suffixes (default 8:1M; barrier: 0)\n"
+            "  --iters N              timed calls per size (default: 1000 down to 20 as sizes grow)\n"
+            "  --warmup N             untimed calls first (default: iters / 10, at least 2)\n"
+            "  --algorithm NAME       force the library's algorithm for OP (hint: see hint_info)\n"
+            "  --flush-cache          evict and re-touch the buffers before each timed call (Morton paper, Fig. 9)\n"
+            "  --vary-data            change the send data before every call\n"
+            "  --check                verify the result of every call\n"
+            "  --csv                  one CSV line per size: library,op,P,bytes,avg_us,min_us,max_us,iters,algorithm\n"
+            "  --help\n"
+            "latency: ping-pong between ranks 0 and 1 (half round trip); bandwidth: windows of 64 sends\n"
+            "from rank 0 to rank 1, reported in MB/s in the avg/min/max columns.\n");
+}
+
+static size_t parse_size(const char *s, int *ok)
+{
+    char *end;
+    double v = strtod(s, &end);
+    size_t mult = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mult = 1024; end++; break;
+    case 'M': mult = 1024 * 1024; end++; break;
+    case 'G': mult = 1024UL * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B')
+        end++;
+    if (end == s || *end != '\0' || v < 0)
+        *ok = 0;
+    return (size_t)(v * (double)mult);
+}
+
+static int parse_sizes(const char *arg, struct opts *o)
+{
+    int ok = 1;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *colon = strchr(buf, ':');
+    o->nsizes = 0;
+    if (colon) {
+        *colon = '\0';
+        size_t a = parse_size(buf, &ok), b = parse_size(colon + 1, &ok);
+        if (!ok || a > b)
+            return -1;
+        o->sizes[o->nsizes++] = a;
+        for (size_t s = a ? a * 2 : 1; s <= b && o->nsizes < 64; s *= 2)
+            o->sizes[o->nsizes++] = s;
+        return 0;
+    }
+    for (char *tok = strtok(buf, ","); tok && o->nsizes < 64; tok = strtok(NULL, ","))
+        o->sizes[o->nsizes++] = parse_size(tok, &ok);
+    return ok && o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->op = -1;
+    o->iters = o->warmup = -1;
+    parse_sizes("8:1M", o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            if (rank == 0)
+                usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--sizes") && val) {
+            if (parse_sizes(val, o) != 0) {
+                fprintf(stderr, "hint-bench: bad --sizes '%s' (want A:B or a,b,... with K/M/G suffixes)\n", val);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--iters") && val) {
+            o->iters = atol(val), i++;
+        } else if (!strcmp(a, "--warmup") && val) {
+            o->warmup = atol(val), i++;
+        } else if (!strcmp(a, "--algorithm") && val) {
+            o->algorithm = val, i++;
+        } else if (!strcmp(a, "--flush-cache")) {
+            o->flush = 1;
+        } else if (!strcmp(a, "--vary-data")) {
+            o->vary = 1;
+        } else if (!strcmp(a, "--check")) {
+            o->check = 1;
+        } else if (!strcmp(a, "--csv")) {
+            o->csv = 1;
+        } else if (a[0] != '-' && o->op < 0) {
+            for (int k = 0; k < B_NOPS; k++)
+                if (!strcmp(a, op_names[k]))
+                    o->op = k;
+            if (o->op < 0) {
+                fprintf(stderr, "hint-bench: unknown operation '%s' (see --help)\n", a);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "hint-bench: unknown or incomplete option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (o->op < 0) {
+        if (rank == 0)
+            usage(stderr);
+        return 2;
+    }
+    if (o->op == B_BARRIER) {
+        o->nsizes = 1;
+        o->sizes[0] = 0;
+    }
+    if ((o->op == B_LATENCY || o->op == B_BANDWIDTH) && P < 2) {
+        fprintf(stderr, "hint-bench: %s needs at least 2 ranks\n", op_names[o->op]);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- data, caches, checks ---- */
+
+static unsigned char gen(int from, int to, size_t i, long it)
+{
+    return (unsigned char)(from * 29 + to * 7 + (long)i * 13 + it * 5 + (long)(i >> 8));
+}
+
+static double dgen(int from, size_t i, long it) { return (double)((from + (long)i + it) % 7); }
+
+static void fill_send(const struct opts *o, struct bufs *b, size_t n, long it)
+{
+    switch (o->op) {
+    case B_REDUCE:
+    case B_ALLREDUCE:
+    case B_REDUCE_SCATTER_BLOCK:
+        for (size_t i = 0; i < b->sbytes / sizeof(double); i++)
+            ((double *)b->s)[i] = dgen(rank, i, it);
+        break;
+    case B_ALLTOALL:
+    case B_ALLTOALLV:
+    case B_SCATTER:
+    case B_SCATTERV:
+        for (int p = 0; p < P; p++)
+            for (size_t i = 0; i < n; i++)
+                b->s[(size_t)p * n + i] = gen(rank, p, i, it);
+        break;
+    case B_BCAST:
+        if (rank == 0)
+            for (size_t i = 0; i < n; i++)
+                b->r[i] = gen(0, 0, i, it);
+        break;
+    default:
+        for (size_t i = 0; i < b->sbytes; i++)
+            b->s[i] = gen(rank, 0, i, it);
+    }
+}
+
+static int verify(const struct opts *o, const struct bufs *b, size_t n, long it)
+{
+    int bad = 0;
+    switch (o->op) {
+    case B_REDUCE:
+    case B_ALLREDUCE:
+    case B_REDUCE_SCATTER_BLOCK: {
+        if (o->op == B_REDUCE && rank != 0)
+            break;
+        size_t cnt = b->rbytes / sizeof(double), base = o->op == B_REDUCE_SCATTER_BLOCK ? (size_t)rank * cnt : 0;
+        for (size_t i = 0; i < cnt && !bad; i++) {
+            double want = 0;
+            for (int p = 0; p < P; p++)
+                want += dgen(p, base + i, it);
+            bad = ((double *)b->r)[i] != want;
+        }
+        break;
+    }
+    case B_BCAST:
+        for (size_t i = 0; i < n && !bad; i++)
+            bad = b->r[i] != gen(0, 0, i, it);
+        break;
+    case B_GATHER:
+    case B_GATHERV:
+        if (rank != 0)
+            break;
+        /* fall through */
+    case B_ALLGATHER:
+    case B_ALLGATHERV:
+        for (int p = 0; p < P && !bad; p++)
+            for (size_t i = 0; i < n && !bad; i++)
+                bad = b->r[(size_t)p * n + i] != gen(p, 0, i, it);
+        break;
+    case B_SCATTER:
+    case B_SCATTERV:
+        for (size_t i = 0; i < n && !bad; i++)
+            bad = b->r[i] != gen(0, rank, i, it);
+        break;
+    case B_ALLTOALL:
+    case B_ALLTOALLV:
+        for (int p = 0; p < P && !bad; p++)
+            for (size_t i = 0; i < n && !bad; i++)
+                bad = b->r[(size_t)p * n + i] != gen(p, rank, i, it);
+        break;
+    case B_LATENCY:
+    case B_BANDWIDTH:
+        if (rank == 1 && o->op == B_LATENCY)
+            for (size_t i = 0; i < n && !bad; i++)
+                bad = b->r[i] != gen(0, 0, i, it);
+        break;
+    default:
+        break;
+    }
+    if (bad)
+        fprintf(stderr, "hint-bench: rank %d: wrong result of %s at %zu bytes, iteration %ld\n", rank,
+                op_names[o->op], n, it);
+    return bad;
+}
+
+/* Evict both buffers from every cache level (clflush), then read and write them in order so
+   they sit in this rank's cache only, as the Morton paper's benchmark does before each call. */
+static volatile unsigned char sink;
+static void flush_and_touch(struct bufs *b)
+{
+    unsigned char *ps[2] = {b->s, b->r};
+    size_t ns[2] = {b->sbytes, b->rbytes};
+    for (int k = 0; k < 2; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+        for (size_t i = 0; i < ns[k]; i += 64)
+            __builtin_ia32_clflush(ps[k] + i);
+        __builtin_ia32_mfence();
+#endif
+        unsigned char acc = 0;
+        for (size_t i = 0; i < ns[k]; i += 64) {
+            acc ^= ps[k][i];
+            ps[k][i] = ps[k][i];
+        }
+        sink = acc;
+    }
+}
+
+/* ---- one call of the operation ---- */
+
+static int call(const struct opts *o, struct bufs *b, size_t n)
+{
+    size_t cnt = n / sizeof(double);
+    switch (o->op) {
+    case B_BARRIER: return bk_barrier();
+    case B_BCAST: return bk_bcast(b->r, n, 0);
+    case B_REDUCE: return bk_reduce((double *)b->s, (double *)b->r, cnt, 0);
+    case B_ALLREDUCE: return bk_allreduce((double *)b->s, (double *)b->r, cnt);
+    case B_REDUCE_SCATTER_BLOCK: return bk_reduce_scatter_block((double *)b->s, (double *)b->r, cnt);
+    case B_GATHER: return bk_gather(b->s, b->r, n, 0);
+    case B_SCATTER: return bk_scatter(b->s, b->r, n, 0);
+    case B_ALLGATHER: return bk_allgather(b->s, b->r, n);
+    case B_ALLTOALL: return bk_alltoall(b->s, b->r, n);
+    case B_GATHERV: return bk_gatherv(b->s, n, b->r, b->counts, b->displs, 0);
+    case B_SCATTERV: return bk_scatterv(b->s, b->counts, b->displs, b->r, n, 0);
+    case B_ALLGATHERV: return bk_allgatherv(b->s, n, b->r, b->counts, b->displs);
+    case B_ALLTOALLV: return bk_alltoallv(b->s, b->counts, b->displs, b->r, b->counts, b->displs);
+    case B_LATENCY:
+        if (rank == 0) {
+            int st = bk_send(b->s, n, 1, 0);
+            return st ? st : bk_recv(b->r, n, 1, 0);
+        }
+        if (rank == 1) {
+            int st = bk_recv(b->r, n, 0, 0);
+            return st ? st : bk_send(b->r, n, 0, 0);
+        }
+        return 0;
+    case B_BANDWIDTH:
+        if (rank == 0) {
+            int st = bk_send_window(b->s, n, 1, 64);
+            return st ? st : bk_recv(b->r, 1, 1, 2);
+        }
+        if (rank == 1) {
+            int st = bk_recv_window(b->r, n, 0, 64);
+            return st ? st : bk_send(b->s, 1, 0, 2);
+        }
+        return 0;
+    }
+    return -1;
+}
+
+static int alloc_bufs(const struct opts *o, size_t n, struct bufs *b)
+{
+    size_t all = n * (size_t)P;
+    memset(b, 0, sizeof *b);
+    switch (o->op) {
+    case B_REDUCE:
+    case B_ALLREDUCE:
+        b->sbytes = b->rbytes = n / sizeof(double) * sizeof(double);
+        break;
+    case B_REDUCE_SCATTER_BLOCK:
+        b->rbytes = n / sizeof(double) * sizeof(double);
+        b->sbytes = b->rbytes * (size_t)P;
+        break;
+    case B_BCAST:
+        b->rbytes = n;
+        break;
+    case B_GATHER: case B_GATHERV: case B_ALLGATHER: case B_ALLGATHERV:
+        b->sbytes = n;
+        b->rbytes = all;
+        break;
+    case B_SCATTER: case B_SCATTERV:
+        b->sbytes = all;
+        b->rbytes = n;
+        break;
+    case B_ALLTOALL: case B_ALLTOALLV:
+        b->sbytes = b->rbytes = all;
+        break;
+    case B_LATENCY: case B_BANDWIDTH:
+        b->sbytes = b->rbytes = n > 0 ? n : 1;
+        break;
+    default:
+        break;
+    }
+    b->s = bk_alloc(b->sbytes + 64);
+    b->r = bk_alloc(b->rbytes + 64);
+    b->counts = malloc(2 * sizeof(size_t) * (size_t)P);
+    if (!b->s || !b->r || !b->counts)
+        return -1;
+    b->displs = b->counts + P;
+    for (int p = 0; p < P; p++) {
+        b->counts[p] = n;
+        b->displs[p] = (size_t)p * n;
+    }
+    memset(b->s, 0, b->sbytes);
+    memset(b->r, 0, b->rbytes);
+    return 0;
+}
+
+static void free_bufs(struct bufs *b)
+{
+    bk_free(b->s);
+    bk_free(b->r);
+    free(b->counts);
+}
+
+static long default_iters(const struct opts *o, size_t n)
+{
+    if (o->iters > 0)
+        return o->iters;
+    size_t moved = (n ? n : 1) * (size_t)P;
+    long it = (long)((64UL << 20) / moved);
+    if (o->flush)
+        it /= 4;
+    return it > 1000 ? 1000 : it < 20 ? 20 : it;
+}
+
+/* Run one size: returns this rank's average seconds per call (bandwidth: per window). */
+static int run_size(const struct opts *o, size_t n, long iters, long warmup, double *per_call, int *bad)
+{
+    struct bufs b;
+    if (alloc_bufs(o, n, &b) != 0) {
+        fprintf(stderr, "hint-bench: rank %d: out of memory for %zu bytes\n", rank, n);
+        return -1;
+    }
+    int st = 0;
+    *bad = 0;
+    fill_send(o, &b, n, 0);
+    for (long i = 0; i < warmup && !st; i++)
+        st = call(o, &b, n);
+    double total = 0;
+    if (o->flush || o->vary || o->check) {
+        for (long it = 0; it < iters && !st; it++) {
+            if (o->vary || o->check)
+                fill_send(o, &b, n, o->vary ? it : 0);
+            if (o->flush)
+                flush_and_touch(&b);
+            bk_barrier();
+            double t0 = bk_wtime();
+            st = call(o, &b, n);
+            total += bk_wtime() - t0;
+            if (o->check)
+                *bad |= verify(o, &b, n, o->vary ? it : 0);
+        }
+    } else {
+        bk_barrier();
+        double t0 = bk_wtime();
+        for (long it = 0; it < iters && !st; it++)
+            st = call(o, &b, n);
+        total = bk_wtime() - t0;
+    }
+    *per_call = total / (double)iters;
+    free_bufs(&b);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    if (bk_init(&argc, &argv) != 0) {
+        fprintf(stderr, "hint-bench: initialisation failed\n");
+        return 1;
+    }
+    rank = bk_rank();
+    P = bk_size();
+    struct opts o;
+    int pst = parse_args(argc, argv, &o);
+    if (pst != 0) {
+        bk_finalize();
+        return pst == 1 ? 0 : 2;
+    }
+    if (o.algorithm && bk_set_algorithm(op_names[o.op], o.algorithm) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "hint-bench: %s has no %s algorithm '%s'\n", bk_library(), op_names[o.op], o.algorithm);
+        bk_finalize();
+        return 2;
+    }
+    int bw = o.op == B_BANDWIDTH;
+    if (rank == 0 && !o.csv) {
+        printf("# hint-bench %s, %s, P=%d%s%s%s\n", op_names[o.op], bk_library(), P, o.flush ? ", flush-cache" : "",
+               o.vary ? ", vary-data" : "", o.check ? ", checked" : "");
+        printf("%12s %12s %12s %12s %8s  %s\n", "bytes", bw ? "avg_MB/s" : "avg_us", bw ? "min_MB/s" : "min_us",
+               bw ? "max_MB/s" : "max_us", "iters", "algorithm");
+    }
+    int failed = 0;
+    for (int k = 0; k < o.nsizes; k++) {
+        size_t n = o.sizes[k];
+        long iters = default_iters(&o, n);
+        long warmup = o.warmup >= 0 ? o.warmup : (iters / 10 > 2 ? iters / 10 : 2);
+        double t = 0;
+        int bad = 0;
+        if (run_size(&o, n, iters, warmup, &t, &bad) != 0) {
+            fprintf(stderr, "hint-bench: rank %d: %s failed at %zu bytes\n", rank, op_names[o.op], n);
+            bk_abort(1);
+        }
+        double mn, mx, sum, avg;
+        bk_reduce_time(t * 1e6, &mn, &mx, &sum);
+        avg = sum / P;
+        if (o.op == B_LATENCY || bw) {
+            /* point to point: the figure of rank 0 (the other ranks only wait) */
+            avg = bw ? (t > 0 ? (double)n * 64 / t / 1e6 : 0) : t * 1e6 / 2;
+            mn = mx = avg;
+        }
+        double badsum, d1, d2;
+        bk_reduce_time((double)bad, &d1, &d2, &badsum);
+        failed |= badsum > 0;
+        if (rank == 0) {
+            const char *alg = bk_last_algorithm(op_names[o.op]);
+            if (o.csv)
+                printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s\n", bk_library(), op_names[o.op], P, n, avg, mn, mx,
+                       iters, alg);
+            else
+                printf("%12zu %12.3f %12.3f %12.3f %8ld  %s\n", n, avg, mn, mx, iters, alg);
+            fflush(stdout);
+        }
+    }
+    if (failed && rank == 0)
+        fprintf(stderr, "hint-bench: --check found wrong results (see above)\n");
+    bk_finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * runtime/envdoc.c — the table of HINT_* variables (see envdoc.h). A variable that is read
+ * anywhere in hint must have a line here.
+ */
+#include "runtime/envdoc.h"
+
+const struct rt_env_doc rt_env_docs[] = {
+    {"HINT_<OP>", "auto",
+     "force the algorithm of a collective, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms)"},
+    {"HINT_COLL_FALLBACK", "error",
+     "when a forced algorithm cannot run: error (HINT_ERR_UNSUPPORTED), warn or silent (run the default)"},
+    {"HINT_WAIT_SPIN_US", "50 (0 when oversubscribed)", "microseconds a waiting rank spins before it yields"},
+    {"HINT_WAIT_YIELD_US", "1000 (200 when oversubscribed)",
+     "microseconds a waiting rank yields its core before it sleeps on a futex"},
+    {"HINT_SHM_BUDGET", "50331648 (48 MiB)",
+     "bytes of the node segment for point-to-point channels; sets the cell size (256 B to 32 KiB)"},
+    {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
+    {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
+    /* set by hintrun for its ranks; a program started without them is a singleton */
+    {"HINT_RANK, HINT_SIZE", "(set by hintrun)", "world rank and size"},
+    {"HINT_LOCAL_RANK, HINT_LOCAL_SIZE", "(set by hintrun)", "rank on its node and ranks on that node"},
+    {"HINT_NODE_ID, HINT_NNODES", "(set by hintrun)", "node index and node count"},
+    {"HINT_JOBID", "(set by hintrun)", "16 hex digits naming the job's shared-memory objects"},
+    {"HINT_STORE, HINT_TOKEN", "(set by hintrun)", "bootstrap store address and the job's secret"},
+    {"HINT_OVERSUBSCRIBED", "(set by hintrun)", "1 when ranks outnumber usable cores: wait without spinning"},
+    {"HINT_LAUNCHER_PID", "(set by hintrun)", "pid of hintrun"},
+};
+
+const int rt_env_ndocs = (int)(sizeof rt_env_docs / sizeof rt_env_docs[0]);

@@ -1,0 +1,104 @@
+/*
+ * tools/hint_info.c — what this hint can do: every collective's algorithms (from the same
+ * tables selection uses), every HINT_* variable with its default, and which algorithm the
+ * defaults pick for a given number of ranks and size.
+ *
+ *   hint_info [--algorithms] [--env] [--np P] [--size BYTES] [--version] [--help]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/coll.h"
+#include "hint.h"
+#include "runtime/envdoc.h"
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: hint_info [--algorithms] [--env] [--np P] [--size BYTES] [--version] [--help]\n"
+                "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
+                "  --algorithms   every collective with its algorithms and what they do\n"
+                "  --env          every HINT_* environment variable, its default and meaning\n"
+                "  --np P         show the algorithms the defaults pick for P ranks ...\n"
+                "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
+}
+
+static void print_algorithms(void)
+{
+    printf("Collective algorithms (force one with HINT_<OP>=name or hint_coll_set):\n");
+    for (int op = 0; op < COLL_NOPS; op++) {
+        const struct coll_table *t = &coll_tables[op];
+        printf("  %s\n", t->op);
+        for (int i = 0; i < t->nalgs; i++)
+            printf("    %-20s %s\n", t->algs[i].name, t->algs[i].desc);
+    }
+}
+
+static void print_env(void)
+{
+    printf("Environment variables:\n");
+    for (int i = 0; i < rt_env_ndocs; i++)
+        printf("  %-34s default %s\n  %34s %s\n", rt_env_docs[i].name, rt_env_docs[i].dflt, "",
+               rt_env_docs[i].meaning);
+}
+
+static void print_defaults(int P, size_t bytes)
+{
+    printf("Default choice for P=%d, %zu bytes per block (ranks on one node):\n", P, bytes);
+    for (int op = 0; op < COLL_NOPS; op++)
+        printf("  %-22s %s\n", coll_tables[op].op, P == 1 || (bytes == 0 && op != COLL_BARRIER)
+                                                      ? "trivial"
+                                                      : coll_default_name(op, P, bytes));
+}
+
+int main(int argc, char **argv)
+{
+    int algs = 0, env = 0, np = 0;
+    long long size = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("hint %s\n", HINT_VERSION_STRING);
+            return 0;
+        } else if (!strcmp(argv[i], "--algorithms")) {
+            algs = 1;
+        } else if (!strcmp(argv[i], "--env")) {
+            env = 1;
+        } else if (!strcmp(argv[i], "--np") && i + 1 < argc) {
+            np = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            size = atoll(argv[++i]);
+        } else {
+            fprintf(stderr, "hint_info: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (np < 0 || (np == 0 && size >= 0) || size < -1) {
+        fprintf(stderr, "hint_info: --np must be a positive rank count, --size a byte count\n");
+        return 2;
+    }
+    if (!algs && !env && !np) {
+        printf("hint %s\n\n", HINT_VERSION_STRING);
+        print_algorithms();
+        printf("\n");
+        print_env();
+        static const int ps[] = {2, 4, 8, 16};
+        static const size_t ss[] = {8, 4096, 1 << 20};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) {
+                printf("\n");
+                print_defaults(ps[i], ss[j]);
+            }
+        return 0;
+    }
+    if (algs)
+        print_algorithms();
+    if (env)
+        print_env();
+    if (np)
+        print_defaults(np, size < 0 ? 8 : (size_t)size);
+    return 0;
+}
