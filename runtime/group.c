@@ -13,6 +13,7 @@
 #include "runtime/group.h"
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
+#include "topology/topology.h"
 #include "transport/shm/shm.h"
 
 int grp_check(hint_group g)
@@ -234,8 +235,17 @@ int hint_group_split_type(hint_group g, int type, int key, hint_group *out)
     case HINT_SPLIT_NODE:
         return hint_group_split(g, rt.boot.node_id, key, out);
     case HINT_SPLIT_SOCKET:
-    case HINT_SPLIT_NUMA:
-        return HINT_ERR_UNSUPPORTED; /* comes with the placement work (topology/) */
+    case HINT_SPLIT_NUMA: {
+        /* Every rank takes part; one that cannot tell where it runs goes into no group. */
+        int where = -1;
+        int st = type == HINT_SPLIT_SOCKET ? topo_socket_of_self(&where) : topo_numa_of_self(&where);
+        if (st != HINT_SUCCESS)
+            RT_ERR("group", "cannot tell this rank's %s (%s); it gets no group",
+                   type == HINT_SPLIT_SOCKET ? "socket" : "NUMA node", topo_last_error());
+        int color = st == HINT_SUCCESS && where >= 0 ? rt.boot.node_id * 4096 + where : HINT_UNDEFINED;
+        int sst = hint_group_split(g, color, key, out);
+        return sst != HINT_SUCCESS ? sst : st;
+    }
     default:
         return HINT_ERR_ARG;
     }
@@ -341,6 +351,33 @@ int hint_group_translate(hint_group a, int n, const int ranks_a[], hint_group b,
         ranks_b[i] = r < 0 ? HINT_UNDEFINED : r;
     }
     return HINT_SUCCESS;
+}
+
+/* Mixed-radix reordering: the rank at natural position old gets rank map[old] in the new group
+   (topology/ computes map from the hierarchy and order). Collective over g. */
+int hint_group_reorder(hint_group g, int nlevels, const int h[], const int order[], hint_group *out)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL || h == NULL || order == NULL || nlevels <= 0)
+        return HINT_ERR_ARG;
+    struct topo_hier hier;
+    int st = topo_hier_set(&hier, nlevels, h);
+    if (st == HINT_SUCCESS)
+        st = topo_check_size(&hier, g->size);
+    int *map = st == HINT_SUCCESS ? malloc((size_t)g->size * sizeof *map) : NULL;
+    if (st == HINT_SUCCESS && map == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st == HINT_SUCCESS)
+        st = topo_rank_map(nlevels, h, order, map);
+    if (st != HINT_SUCCESS) {
+        free(map);
+        return st; /* every rank was given the same arguments, so every rank returns here */
+    }
+    st = hint_group_split(g, 0, map[g->rank], out);
+    free(map);
+    return st;
 }
 
 hint_group hint_world(void) { return rt_running() ? rt.world : HINT_GROUP_NULL; }

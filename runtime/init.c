@@ -8,6 +8,7 @@
 #include "runtime/group.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "topology/topology.h"
 #include "transport/shm/shm.h"
 
 struct rt_state rt;
@@ -62,6 +63,7 @@ int hint_finalize(void)
     shm_node_close(rt.shm);
     rt.shm = NULL;
     rq_pool_fini();
+    topo_release();
     boot_fini();
     rt.state = RT_FINALIZED;
     return st;

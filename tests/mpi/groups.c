@@ -114,6 +114,59 @@ static void check_node_dup_create(void)
     RC_EXPECT(hint_group_free(&node), HINT_ERR_GROUP);
 }
 
+/* Mixed-radix reordering: rank r of [2, P/2] under order [0, 1] (level 0 fastest) gets the
+   rank Alg. 2 gives; the reordered group still passes messages. */
+static void check_reorder(void)
+{
+    hint_group g;
+    if (P % 2 != 0 || P < 4) {
+        int h[1] = {P}, order[1] = {0};
+        RC_OK(hint_group_reorder(HINT_WORLD, 1, h, order, &g));
+        int r;
+        RC_OK(hint_group_rank(g, &r));
+        RC_CHECK(r == rc_rank);
+        RC_OK(hint_group_free(&g));
+        return;
+    }
+    int h[2] = {2, P / 2}, order[2] = {0, 1}, coords[2], want;
+    RC_OK(hint_mr_coords(2, h, rc_rank, coords));
+    RC_OK(hint_mr_rank(2, h, coords, order, &want));
+    RC_OK(hint_group_reorder(HINT_WORLD, 2, h, order, &g));
+    int r, n;
+    RC_OK(hint_group_rank(g, &r));
+    RC_OK(hint_group_size(g, &n));
+    RC_CHECK(n == P && r == want);
+    RC_CHECK(ring_sum(g) == P * (P - 1) / 2);
+    RC_OK(hint_group_free(&g));
+    int bad[2] = {3, P};
+    RC_EXPECT(hint_group_reorder(HINT_WORLD, 2, bad, order, &g), HINT_ERR_TOPOLOGY);
+    int twice[2] = {0, 0};
+    RC_EXPECT(hint_group_reorder(HINT_WORLD, 2, h, twice, &g), HINT_ERR_TOPOLOGY);
+}
+
+/* Split by socket and NUMA node: with HINT_TOPO_FILE the test decides where ranks are
+   (tests/mpi/topo4.txt: 4 ranks, 2 sockets, 2 NUMA nodes each socket); else the real machine. */
+static void check_split_socket(void)
+{
+    hint_group s, n;
+    RC_OK(hint_group_split_type(HINT_WORLD, HINT_SPLIT_SOCKET, 0, &s));
+    RC_OK(hint_group_split_type(HINT_WORLD, HINT_SPLIT_NUMA, 0, &n));
+    int ss, ns;
+    RC_OK(hint_group_size(s, &ss));
+    RC_OK(hint_group_size(n, &ns));
+    if (getenv("HINT_TOPO_FILE")) {
+        RC_CHECK(ss == 2 && ns == 1);
+        int w[1] = {0}, in_s[1];
+        RC_OK(hint_group_translate(s, 1, w, HINT_WORLD, in_s));
+        RC_CHECK(in_s[0] == (rc_rank / 2) * 2); /* ranks 0,1 on socket 0; 2,3 on socket 1 */
+    } else {
+        RC_CHECK(ss >= 1 && ss <= P && ns >= 1 && ns <= ss);
+    }
+    RC_CHECK(ring_sum(s) == ss * (ss - 1) / 2);
+    RC_OK(hint_group_free(&s));
+    RC_OK(hint_group_free(&n));
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -123,6 +176,8 @@ int main(int argc, char **argv)
         printf("jobid=%s\n", getenv("HINT_JOBID"));
     check_split();
     check_node_dup_create();
+    check_reorder();
+    check_split_socket();
     RC_OK(hint_finalize());
     if (rc_rank == 0)
         printf("ok groups\n");

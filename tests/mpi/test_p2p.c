@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/common/job.h"
@@ -79,5 +80,18 @@ Test(lifecycle, under_hintrun, .timeout = 60)
     cr_assert_eq(job_run(NULL, 3, argv, NULL, &res), 0);
     cr_expect_eq(res.status, 0, "%s", res.output);
     cr_expect(strstr(res.output, "ok lifecycle rank 2 of 3") != NULL, "%s", res.output);
+    free(res.output);
+}
+
+Test(groups, split_by_injected_sockets, .timeout = 60)
+{
+    char env[4200];
+    const char *root = getenv("HINT_TEST_SOURCE_ROOT");
+    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/mpi/topo4.txt", root ? root : ".");
+    const char *const extra[] = {env, NULL};
+    const char *argv[] = {job_build_path("tests/mpi/groups"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, 4, argv, extra, &res), 0);
+    cr_expect_eq(res.status, 0, "%s", res.output);
     free(res.output);
 }
