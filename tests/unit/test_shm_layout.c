@@ -1,0 +1,47 @@
+/*
+ * tests/unit/test_shm_layout.c — the node segment's size promise (docs/RUNTIME.md): under
+ * 64 MiB up to P = 64, payload cells between 256 B and 32 KiB, and what it is for a few P.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "transport/shm/shm.h"
+
+Test(shm_layout, size_bound_up_to_64_ranks)
+{
+    for (int p = 1; p <= 64; p++) {
+        uint32_t payload;
+        size_t size = shm_segment_size(p, &payload);
+        cr_expect_lt(size, (size_t)64 << 20, "P=%d needs %zu bytes", p, size);
+        cr_expect(payload >= 256 && payload <= 32768 && (payload & (payload - 1)) == 0, "P=%d payload %u", p,
+                  payload);
+    }
+}
+
+Test(shm_layout, payload_shrinks_with_p)
+{
+    uint32_t a, b, c;
+    shm_segment_size(2, &a);
+    shm_segment_size(16, &b);
+    shm_segment_size(64, &c);
+    cr_expect_eq(a, 32768);
+    cr_expect_eq(b, 16384);
+    cr_expect_eq(c, 1024);
+    /* print the table the docs quote */
+    for (int p = 2; p <= 128; p *= 2) {
+        uint32_t pl;
+        size_t s = shm_segment_size(p, &pl);
+        cr_log_info("P=%3d payload %5u B segment %6.2f MiB", p, pl, (double)s / (1 << 20));
+    }
+}
+
+Test(shm_layout, budget_variable_changes_cell_size)
+{
+    setenv("HINT_SHM_BUDGET", "4194304", 1);
+    uint32_t p;
+    shm_segment_size(8, &p);
+    unsetenv("HINT_SHM_BUDGET");
+    /* 4 MiB over 8x8 pairs of 8 cells: 8 KiB a cell with its 64-byte header, so 4 KiB payload */
+    cr_expect_eq(p, 4096, "4 MiB over 8x8 pairs of 8 cells gives %u", p);
+}
