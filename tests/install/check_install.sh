@@ -1,0 +1,37 @@
+#!/bin/sh
+# meson install into a scratch prefix, then build and run an out-of-tree program with
+# cc $(pkg-config --cflags --libs hint), as a user would.
+set -eu
+build=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+meson install -C "$build" --destdir "$tmp/dest" >/dev/null
+prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
+libdir=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="libdir"][0])')
+root="$tmp/dest$prefix"
+pc=$(dirname "$(find "$root" -name hint.pc | head -1)")
+[ -n "$pc" ] || { echo "not ok - no hint.pc installed"; exit 1; }
+[ -x "$root/bin/hintrun" ] || { echo "not ok - hintrun not installed"; exit 1; }
+[ -f "$root/include/hint.h" ] || { echo "not ok - hint.h not installed"; exit 1; }
+cat >"$tmp/prog.c" <<'C'
+#include <hint.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    if (hint_init(&argc, &argv) != HINT_SUCCESS)
+        return 1;
+    int r, n, sum = 0, one = 1;
+    hint_group_rank(HINT_WORLD, &r);
+    hint_group_size(HINT_WORLD, &n);
+    hint_allreduce(&one, &sum, 1, HINT_INT, HINT_SUM, HINT_WORLD);
+    if (r == 0)
+        printf("out-of-tree sum %d of %d\n", sum, n);
+    hint_finalize();
+    return sum != n;
+}
+C
+PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" \
+  cc -std=c11 -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs hint)
+out=$(LD_LIBRARY_PATH="$root/$libdir" "$root/bin/hintrun" -n 3 "$tmp/prog")
+[ "$out" = "out-of-tree sum 3 of 3" ] || { echo "not ok - out-of-tree program printed: $out"; exit 1; }
+echo "ok - installed, built with pkg-config, ran under the installed hintrun: $out"
