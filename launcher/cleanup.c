@@ -1,0 +1,119 @@
+/*
+ * launcher/cleanup.c — the job's private directory, its shm objects, and making sure no rank
+ * process outlives hintrun. launch_cleanup runs on every exit path of a started job.
+ *
+ * Rank processes stay zombies (observed with WNOWAIT, see hintrun.c) until launch_cleanup reaps
+ * them: a zombie keeps its pid and process group id from being reused, so signalling -pid can
+ * only ever reach the rank's own process group, even after the rank itself has exited.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/launch.h"
+
+double launch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A private 0700 directory for the store socket, under $TMPDIR (or /tmp when TMPDIR is unset
+   or would make the socket path longer than a sockaddr_un holds). */
+int launch_make_dir(struct launch_job *job)
+{
+    const char *base = getenv("TMPDIR");
+    /* sun_path is 108 bytes: base + "/hint-XXXXXX" + "/store" + NUL must fit */
+    if (!base || base[0] != '/' || strlen(base) > 108 - 20)
+        base = "/tmp";
+    snprintf(job->dir, sizeof job->dir, "%s/hint-XXXXXX", base);
+    if (!mkdtemp(job->dir)) {
+        fprintf(stderr, "hintrun: cannot create a private directory %s: %s\n", job->dir,
+                strerror(errno));
+        job->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(job->sock, sizeof job->sock, "%s/store", job->dir);
+    return 0;
+}
+
+void launch_signal_ranks(struct launch_job *job, int sig)
+{
+    for (int r = 0; job->ranks && r < job->np; r++)
+        if (job->ranks[r].pid > 0)
+            kill(-job->ranks[r].pid, sig); /* the whole group: the rank and what it forked */
+}
+
+int launch_remove_shm(const char *jobid)
+{
+    char prefix[64];
+    int n = 0;
+    snprintf(prefix, sizeof prefix, "hint-%u-%s", (unsigned)getuid(), jobid);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char name[300];
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        if (shm_unlink(name) == 0)
+            n++;
+        else if (errno != ENOENT)
+            fprintf(stderr, "hintrun: cannot remove shared memory %s: %s\n", name,
+                    strerror(errno));
+    }
+    closedir(d);
+    return n;
+}
+
+/* Kills every rank's process group and reaps the ranks. */
+static void launch_reap_all(struct launch_job *job)
+{
+    if (!job->ranks)
+        return;
+    launch_signal_ranks(job, SIGKILL);
+    for (int r = 0; r < job->np; r++) {
+        pid_t pid = job->ranks[r].pid;
+        if (pid <= 0)
+            continue;
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        job->ranks[r].pid = 0;
+        job->ranks[r].running = 0;
+    }
+    job->nrunning = 0;
+}
+
+void launch_cleanup(struct launch_job *job)
+{
+    launch_reap_all(job);
+    for (int r = 0; job->ranks && r < job->np; r++) {
+        output_close(&job->ranks[r].out[0], job->opts->tag_output);
+        output_close(&job->ranks[r].out[1], job->opts->tag_output);
+    }
+    free(job->ranks);
+    job->ranks = NULL;
+    store_close(job->store);
+    job->store = NULL;
+    if (job->sock[0])
+        unlink(job->sock);
+    if (job->dir[0] && rmdir(job->dir) != 0)
+        fprintf(stderr, "hintrun: cannot remove %s: %s\n", job->dir, strerror(errno));
+    job->sock[0] = job->dir[0] = '\0';
+    if (job->jobid[0])
+        launch_remove_shm(job->jobid);
+    if (job->sigfd >= 0)
+        close(job->sigfd);
+    job->sigfd = -1;
+}

@@ -1,0 +1,80 @@
+/*
+ * launcher/launch.h — what the parts of hintrun share: the parsed command line and the job.
+ *
+ *   hintrun.c  main and the poll loop (signals, rank exits, timeout, ending the job)
+ *   options.c  command line
+ *   spawn.c    finding PROGRAM, rank environments, fork/exec
+ *   cleanup.c  job directory, shm objects, killing and reaping
+ *   store.c    the bootstrap store server;  output.c  forwarding of rank output
+ */
+#ifndef HINT_LAUNCHER_LAUNCH_H
+#define HINT_LAUNCHER_LAUNCH_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "launcher/output.h"
+#include "launcher/store.h"
+
+#define LAUNCH_MAX_RANKS 4096
+/* Between SIGTERM and SIGKILL when the job is ended: short, so a failure ends the job in well
+   under a second even when a rank ignores SIGTERM. */
+#define LAUNCH_KILL_GRACE 0.3
+
+struct launch_opts {
+    int np;
+    int nodes;
+    int tag_output;
+    double timeout;        /* seconds; 0 = none */
+    char **xvars;          /* -x arguments, as given */
+    int nx;
+    char **prog_argv;      /* PROGRAM ARGS..., NULL-terminated, inside main's argv */
+};
+
+struct launch_rank {
+    pid_t pid;             /* 0 until started */
+    int running;           /* started and not yet reaped */
+    struct output_stream out[2]; /* its stdout and stderr */
+};
+
+struct launch_job {
+    const struct launch_opts *opts;
+    int np;
+    char jobid[17];
+    char token[33];
+    char dir[PATH_MAX];    /* private directory of the store socket; "" when none */
+    char sock[PATH_MAX + 8]; /* store socket path; "" when none */
+    char prog[PATH_MAX];   /* PROGRAM resolved through PATH */
+    int oversubscribed;
+    struct store *store;
+    struct launch_rank *ranks;
+    int nrunning;
+    int sigfd;
+    int exit_code;         /* -1 until the first event that decides the job's status */
+    int ending;            /* ranks have been told to stop */
+    int first_sig_forwarded; /* a signal hintrun got was passed on; a second one kills */
+    double kill_at;        /* when to SIGKILL what is left; 0 = not scheduled */
+    double deadline;       /* --timeout; 0 = none */
+};
+
+/* options.c: returns -1 to run the job, else the exit status hintrun should end with
+   (0 after --help/--version, 2 for a usage error). */
+int launch_parse_options(int argc, char **argv, struct launch_opts *o);
+void launch_usage(FILE *to);
+
+/* spawn.c */
+int launch_find_program(const char *prog, char *path, size_t cap); /* 0, 126 or 127 */
+int launch_make_ids(struct launch_job *job);                       /* jobid and token */
+int launch_check_xvars(const struct launch_opts *o);                /* 0 or 2 */
+int launch_spawn_rank(struct launch_job *job, int rank);            /* 0 or -1 */
+
+/* cleanup.c */
+int launch_make_dir(struct launch_job *job);   /* 0 or -1 */
+void launch_signal_ranks(struct launch_job *job, int sig);
+void launch_cleanup(struct launch_job *job);   /* every exit path ends here */
+int launch_remove_shm(const char *jobid);      /* number of objects removed */
+
+double launch_now(void);
+
+#endif

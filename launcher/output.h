@@ -1,0 +1,32 @@
+/*
+ * launcher/output.h — forwarding of the ranks' stdout and stderr.
+ *
+ * Each rank stream is a pipe read by hintrun's poll loop. Output is written on whole lines only,
+ * each batch in one write loop that finishes before any other stream is looked at, so lines of
+ * different ranks never mix mid-line (lines longer than OUTPUT_LINE_MAX are the exception:
+ * they go out in pieces). With --tag-output every line starts with "[rank] ".
+ */
+#ifndef HINT_LAUNCHER_OUTPUT_H
+#define HINT_LAUNCHER_OUTPUT_H
+
+#include <stddef.h>
+
+#define OUTPUT_LINE_MAX 65536
+
+struct output_stream {
+    int fd;          /* read end of the rank's pipe; -1 once it reached EOF */
+    int rank;
+    int dest;        /* 1 (stdout) or 2 (stderr) of hintrun */
+    char *buf;       /* bytes of the current, unfinished line */
+    size_t len, cap;
+    int midline;     /* part of the current line is out already (line over OUTPUT_LINE_MAX) */
+};
+
+void output_init(struct output_stream *o, int fd, int rank, int dest);
+/* Reads what the pipe has (without blocking) and writes out the complete lines; at EOF writes
+   the unfinished last line too and closes the pipe. */
+void output_pump(struct output_stream *o, int tag);
+/* Closes the pipe without reading further, writing out what is buffered. */
+void output_close(struct output_stream *o, int tag);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * launcher/store.h — the bootstrap key-value store that hintrun serves to its ranks (wire format
+ * in runtime/boot_proto.h).
+ *
+ * Single-threaded and non-blocking: hintrun's poll loop asks for the store's descriptors, polls
+ * them with its own, and hands the results back. A GET of a missing key and a FENCE are answered
+ * later, when the key is put or the last rank arrives. Malformed input gets an ERROR reply and
+ * that connection is closed; nothing a client sends can stop the store.
+ */
+#ifndef HINT_LAUNCHER_STORE_H
+#define HINT_LAUNCHER_STORE_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct store;
+
+/* Listens on a new Unix socket at path for a job of nranks ranks whose secret is token
+   (BOOT_TOKEN_LEN hex digits). Returns 0, or -1 with a message printed. */
+int store_open(struct store **out, const char *path, int nranks, const char *token);
+/* Closes every connection and the listening socket (the socket file is the caller's). */
+void store_close(struct store *s);
+
+/* Most descriptors store_fill_pollfds can return. */
+size_t store_max_pollfds(const struct store *s);
+/* Writes the descriptors to poll into pfd; returns their count. */
+size_t store_fill_pollfds(struct store *s, struct pollfd *pfd);
+/* Handles poll's results for the n descriptors that store_fill_pollfds returned. */
+void store_handle(struct store *s, const struct pollfd *pfd, size_t n);
+
+/* Tells the store that rank's process is gone: requests that only it could satisfy fail. */
+void store_rank_exited(struct store *s, int rank);
+
+struct store_abort {
+    int rank;
+    pid_t pid;
+    int code;
+    char msg[4097];
+};
+/* Returns 1 and fills *a once after a rank sent ABORT, else 0. */
+int store_take_abort(struct store *s, struct store_abort *a);
+
+#endif
