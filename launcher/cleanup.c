@@ -104,6 +104,8 @@ void launch_cleanup(struct launch_job *job)
     }
     free(job->ranks);
     job->ranks = NULL;
+    free(job->core_of);
+    job->core_of = NULL;
     store_close(job->store);
     job->store = NULL;
     if (job->sock[0])

@@ -198,10 +198,13 @@ static int launch_setup(struct launch_job *job)
         output_init(&job->ranks[r].out[1], -1, r, 2);
     }
     if (launch_raise_fd_limit(job->np))
-        return -1;
+        return 1;
+    int rc = launch_plan_binding(job);
+    if (rc != 0)
+        return rc;
     if (launch_setup_signals(job) || launch_make_ids(job) || launch_make_dir(job))
-        return -1;
-    return store_open(&job->store, job->sock, job->np, job->token);
+        return 1;
+    return store_open(&job->store, job->sock, job->np, job->token) ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -331,8 +334,8 @@ static int launch_run(struct launch_job *job, const struct launch_opts *o)
     if ((rc = launch_find_program(o->prog_argv[0], job->prog, sizeof job->prog)) ||
         (rc = launch_check_xvars(o)))
         return rc;
-    if (launch_setup(job))
-        return 1;
+    if ((rc = launch_setup(job)) != 0)
+        return rc;
     if (o->timeout > 0)
         job->deadline = launch_now() + o->timeout;
     for (int r = 0; r < job->np; r++) {
@@ -341,6 +344,7 @@ static int launch_run(struct launch_job *job, const struct launch_opts *o)
             break;
         }
     }
+    launch_report_bindings(job);
     return launch_loop(job);
 }
 

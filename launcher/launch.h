@@ -22,8 +22,14 @@
    under a second even when a rank ignores SIGTERM. */
 #define LAUNCH_KILL_GRACE 0.3
 
+enum { LAUNCH_BIND_DEFAULT = 0, LAUNCH_BIND_CORE = 1, LAUNCH_BIND_NONE = 2 };
+
 struct launch_opts {
     int np;
+    int bind;              /* LAUNCH_BIND_*: default = core when the ranks fit on the cores */
+    const char *hierarchy; /* --hierarchy H, or NULL */
+    const char *order;     /* --order S, or NULL (natural order) */
+    int report_bindings;
     int nodes;
     int tag_output;
     double timeout;        /* seconds; 0 = none */
@@ -47,6 +53,7 @@ struct launch_job {
     char sock[PATH_MAX + 8]; /* store socket path; "" when none */
     char prog[PATH_MAX];   /* PROGRAM resolved through PATH */
     int oversubscribed;
+    int *core_of;          /* core of each rank, or NULL when ranks are not bound (bind.c) */
     struct store *store;
     struct launch_rank *ranks;
     int nrunning;
@@ -68,6 +75,11 @@ int launch_find_program(const char *prog, char *path, size_t cap); /* 0, 126 or 
 int launch_make_ids(struct launch_job *job);                       /* jobid and token */
 int launch_check_xvars(const struct launch_opts *o);                /* 0 or 2 */
 int launch_spawn_rank(struct launch_job *job, int rank);            /* 0 or -1 */
+
+/* bind.c: 0, or the exit status for a placement request that cannot be met */
+int launch_plan_binding(struct launch_job *job);
+void launch_bind_child(const struct launch_job *job, int rank);
+void launch_report_bindings(const struct launch_job *job);
 
 /* cleanup.c */
 int launch_make_dir(struct launch_job *job);   /* 0 or -1 */

@@ -16,9 +16,11 @@ void launch_usage(FILE *to)
         "Start N ranks of PROGRAM on this machine and serve their bootstrap store.\n"
         "\n"
         "  -n, --np N              ranks to start (1..%d)\n"
-        "  --bind-to core|none     pin each rank (only 'none' is implemented yet)\n"
-        "  --hierarchy H --order S mixed-radix mapping and binding (not implemented yet)\n"
-        "  --report-bindings       print each rank's core (not implemented yet)\n"
+        "  --bind-to core|none     pin each rank (default: core when N <= cores, else none)\n"
+        "  --hierarchy H --order S mixed-radix mapping and binding, e.g. --hierarchy 2,2,4 --order 2,0,1\n"
+        "                          (H: level sizes outermost first; S: a permutation of levels, the first\n"
+        "                          changing fastest; see hint-topo and docs/TOPOLOGY.md)\n"
+        "  --report-bindings       print each rank's core\n"
         "  --nodes K               split the machine into K virtual nodes (only 1 for now)\n"
         "  --tag-output            prefix each output line with [rank]\n"
         "  --timeout SECONDS       end the job after SECONDS (exit 124)\n"
@@ -96,21 +98,14 @@ static int take_value(int argc, char **argv, int *i, const char *name, int is_sh
     return 0;
 }
 
-static int not_implemented(const char *opt)
-{
-    fprintf(stderr, "hintrun: %s is not implemented yet (placement and binding come later)\n",
-            opt);
-    return 2;
-}
+enum opt_kind { OPT_NP, OPT_TIMEOUT, OPT_X, OPT_BIND, OPT_NODES, OPT_HIERARCHY, OPT_ORDER };
 
-enum opt_kind { OPT_NP, OPT_TIMEOUT, OPT_X, OPT_BIND, OPT_NODES, OPT_PLACEMENT };
-
-static int parse_bind_to(const char *v)
+static int parse_bind_to(const char *v, struct launch_opts *o)
 {
-    if (strcmp(v, "none") == 0)
+    if (strcmp(v, "none") == 0 || strcmp(v, "core") == 0) {
+        o->bind = strcmp(v, "none") == 0 ? LAUNCH_BIND_NONE : LAUNCH_BIND_CORE;
         return -1;
-    if (strcmp(v, "core") == 0)
-        return not_implemented("--bind-to core");
+    }
     return usage_error("--bind-to expects 'core' or 'none', not '%s'", v);
 }
 
@@ -134,7 +129,7 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         {"--np", 0, OPT_NP}, {"-np", 0, OPT_NP}, /* -np: the mpirun habit, before -n */
         {"-n", 1, OPT_NP}, {"--timeout", 0, OPT_TIMEOUT}, {"-x", 1, OPT_X},
         {"--bind-to", 0, OPT_BIND}, {"--nodes", 0, OPT_NODES},
-        {"--hierarchy", 0, OPT_PLACEMENT}, {"--order", 0, OPT_PLACEMENT},
+        {"--hierarchy", 0, OPT_HIERARCHY}, {"--order", 0, OPT_ORDER},
     };
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         const char *v = NULL, *name = opts[k].name;
@@ -147,9 +142,10 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         case OPT_NP: return parse_count(name, v, 1, LAUNCH_MAX_RANKS, &o->np) ? 2 : -1;
         case OPT_TIMEOUT: return parse_seconds(name, v, &o->timeout) ? 2 : -1;
         case OPT_X: o->xvars[o->nx++] = (char *)v; return -1;
-        case OPT_BIND: return parse_bind_to(v);
+        case OPT_BIND: return parse_bind_to(v, o);
         case OPT_NODES: return parse_nodes(v, o);
-        case OPT_PLACEMENT: return not_implemented(name);
+        case OPT_HIERARCHY: o->hierarchy = v; return -1;
+        case OPT_ORDER: o->order = v; return -1;
         }
     }
     return 0;
@@ -183,8 +179,10 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
             o->tag_output = 1;
             continue;
         }
-        if (strcmp(a, "--report-bindings") == 0)
-            return not_implemented(a);
+        if (strcmp(a, "--report-bindings") == 0) {
+            o->report_bindings = 1;
+            continue;
+        }
         int rc = parse_valued(argc, argv, &i, o);
         if (rc == 0)
             return usage_error("unknown option '%s'", a);
@@ -195,6 +193,10 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
         return usage_error("the number of ranks is required: -n N");
     if (i >= argc)
         return usage_error("no PROGRAM to run");
+    if (o->order && !o->hierarchy)
+        return usage_error("--order needs --hierarchy");
+    if (o->hierarchy && o->bind == LAUNCH_BIND_NONE)
+        return usage_error("--hierarchy places and binds ranks; it cannot go with --bind-to none");
     o->prog_argv = argv + i;
     return -1;
 }

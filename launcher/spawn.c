@@ -258,6 +258,7 @@ static void launch_child(const struct launch_job *job, int rank, int outw, int e
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    launch_bind_child(job, rank);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
         _exit(126);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/boot_proto.h"
 #include "runtime/group.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
@@ -89,7 +90,7 @@ void hint_abort(int code)
 {
     if (rt.state == RT_RUNNING && !rt.boot.singleton)
         boot_abort(code, NULL);
-    _exit(code);
+    _exit(boot_abort_status(code)); /* as under hintrun: an abort is never a success */
 }
 
 double hint_wtime(void)

@@ -65,18 +65,17 @@ Test(cli, bad_values)
                        "sets this variable itself");
 }
 
-Test(cli, placement_not_yet)
+Test(cli, placement_errors)
 {
-    expect_usage_error((const char *[]){"-n", "1", "--bind-to", "core", "true", NULL},
-                       "not implemented");
     expect_usage_error((const char *[]){"-n", "1", "--bind-to", "socket", "true", NULL},
                        "'core' or 'none'");
-    expect_usage_error((const char *[]){"-n", "1", "--hierarchy", "2,2", "true", NULL},
-                       "not implemented");
+    expect_usage_error((const char *[]){"-n", "2", "--hierarchy", "3", "true", NULL},
+                       "hierarchy 3");
     expect_usage_error((const char *[]){"-n", "1", "--order", "1,0", "true", NULL},
-                       "not implemented");
-    expect_usage_error((const char *[]){"-n", "1", "--report-bindings", "true", NULL},
-                       "not implemented");
+                       "--order needs --hierarchy");
+    expect_usage_error((const char *[]){"-n", "2", "--hierarchy", "1,2", "--bind-to", "none", "true", NULL},
+                       "cannot go with --bind-to none");
+    expect_usage_error((const char *[]){"-n", "1", "--hierarchy", "1,y", "true", NULL}, "--hierarchy 1,y");
     expect_usage_error((const char *[]){"--nodes", "2", "-n", "2", "true", NULL}, "--nodes 2");
 }
 
