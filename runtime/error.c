@@ -46,5 +46,6 @@ void rt_log(const char *subsys, const char *func, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     /* One write per line so lines of different ranks never interleave. */
-    fprintf(stderr, "hint[%d] %s: %s: %s\n", rt.state == RT_RUNNING ? rt.boot.rank : -1, subsys, func, msg);
+    /* rt.boot is filled in before anything can fail after boot_init */
+    fprintf(stderr, "hint[rank %d] %s: %s: %s\n", rt.boot.size > 0 ? rt.boot.rank : -1, subsys, func, msg);
 }

@@ -129,7 +129,11 @@ static int attach_segment(struct shm_node *n)
 {
     int fd = shm_open(n->name, O_RDWR, 0);
     if (fd < 0) {
-        RT_ERR("shm", "shm_open(%s) failed: %s", n->name, strerror(errno));
+        if (errno == ENOENT)
+            RT_ERR("shm", "the node segment %s does not exist: local rank 0 could not create it (its "
+                   "message says why)", n->name);
+        else
+            RT_ERR("shm", "shm_open(%s) failed: %s", n->name, strerror(errno));
         return HINT_ERR_TRANSPORT;
     }
     struct stat sb;
