@@ -14,6 +14,10 @@ const struct rt_env_doc rt_env_docs[] = {
      "microseconds a waiting rank polls with sched_yield before it sleeps on a futex"},
     {"HINT_SHM_BUDGET", "50331648 (48 MiB)",
      "bytes of the node segment for point-to-point channels; sets the cell size (256 B to 32 KiB)"},
+    {"HINT_HEAP", "shared", "shared: malloc serves from this rank's partition of the node's shared heap after hint_init; private: glibc's malloc only"},
+    {"HINT_HEAP_SIZE", "half of /dev/shm's free space / ranks on the node, at most 1G",
+     "bytes of shared heap per rank (K, M, G suffixes), rounded up to 64 MiB"},
+    {"HINT_HEAP_STRICT", "0", "1: malloc returns NULL when the partition is full instead of falling back to glibc's heap"},
     {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
     {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
     /* set by hintrun for its ranks; a program started without them is a singleton */

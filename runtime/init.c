@@ -7,6 +7,7 @@
 
 #include "runtime/boot_proto.h"
 #include "runtime/group.h"
+#include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
@@ -17,6 +18,10 @@ struct rt_state rt;
 static int start_transports(void)
 {
     int st = shm_node_open(&rt.shm);
+    if (st != HINT_SUCCESS)
+        return st;
+    /* the heap's set-up is collective over the node: every rank enters it */
+    st = heap_check_glibc() == HINT_SUCCESS ? heap_init() : HINT_SUCCESS;
     if (st != HINT_SUCCESS)
         return st;
     return shm_p2p_init(rt.shm);
@@ -64,6 +69,7 @@ int hint_finalize(void)
     shm_node_close(rt.shm);
     rt.shm = NULL;
     rq_pool_fini();
+    heap_stop(); /* buffers on the heap stay valid; new ones come from glibc */
     topo_release();
     boot_fini();
     rt.state = RT_FINALIZED;

@@ -51,6 +51,8 @@ void rt_log(const char *subsys, const char *func, const char *fmt, ...)
 /* HINT_* configuration: every variable read through these is listed by rt_env_describe(). */
 long rt_env_long(const char *name, long dflt, long min, long max);
 const char *rt_env_str(const char *name, const char *dflt);
+/* A size in bytes, with an optional K, M or G (powers of 1024) suffix. */
+size_t rt_env_size(const char *name, size_t dflt);
 
 /* Translate an errno into a HINT_ERR_* (one place). */
 int rt_from_errno(int err);

@@ -3,6 +3,7 @@
 # cc $(pkg-config --cflags --libs hint), as a user would.
 set -eu
 build=$1 src=$2
+echo "1..1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 meson install -C "$build" --destdir "$tmp/dest" >/dev/null
@@ -10,9 +11,9 @@ prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys;
 libdir=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="libdir"][0])')
 root="$tmp/dest$prefix"
 pc=$(dirname "$(find "$root" -name hint.pc | head -1)")
-[ -n "$pc" ] || { echo "not ok - no hint.pc installed"; exit 1; }
-[ -x "$root/bin/hintrun" ] || { echo "not ok - hintrun not installed"; exit 1; }
-[ -f "$root/include/hint.h" ] || { echo "not ok - hint.h not installed"; exit 1; }
+[ -n "$pc" ] || { echo "not ok 1 - no hint.pc installed"; exit 1; }
+[ -x "$root/bin/hintrun" ] || { echo "not ok 1 - hintrun not installed"; exit 1; }
+[ -f "$root/include/hint.h" ] || { echo "not ok 1 - hint.h not installed"; exit 1; }
 cat >"$tmp/prog.c" <<'C'
 #include <hint.h>
 #include <stdio.h>
@@ -33,5 +34,5 @@ C
 PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" \
   cc -std=c11 -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs hint)
 out=$(LD_LIBRARY_PATH="$root/$libdir" "$root/bin/hintrun" -n 3 "$tmp/prog")
-[ "$out" = "out-of-tree sum 3 of 3" ] || { echo "not ok - out-of-tree program printed: $out"; exit 1; }
-echo "ok - installed, built with pkg-config, ran under the installed hintrun: $out"
+[ "$out" = "out-of-tree sum 3 of 3" ] || { echo "not ok 1 - out-of-tree program printed: $out"; exit 1; }
+echo "ok 1 - installed, built with pkg-config, ran under the installed hintrun: $out"

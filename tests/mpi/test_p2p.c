@@ -95,3 +95,35 @@ Test(groups, split_by_injected_sockets, .timeout = 60)
     cr_expect_eq(res.status, 0, "%s", res.output);
     free(res.output);
 }
+
+/* ---- the shared heap (tests/mpi/heap.c) ---- */
+
+static void run_heap(int np, const char *mode, const char *const env[])
+{
+    const char *argv[] = {job_build_path("tests/mpi/heap"), mode, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, np, argv, env, &res), 0);
+    cr_expect_eq(res.status, 0, "heap %s with %d ranks failed (status %d):\n%s", mode, np, res.status, res.output);
+    free(res.output);
+}
+
+ParameterizedTestParameters(heap, basics)
+{
+    static int ps[] = {1, 2, 3, 4, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+ParameterizedTest(int *np, heap, basics, .timeout = 60) { run_heap(*np, "basics", NULL); }
+
+Test(heap, threads, .timeout = 120) { run_heap(2, "threads", NULL); }
+
+Test(heap, exhausted_partition_falls_back, .timeout = 60)
+{
+    const char *const env[] = {"HINT_HEAP_SIZE=64M", NULL};
+    run_heap(2, "exhaust", env);
+}
+
+Test(heap, exhausted_partition_strict_gives_null, .timeout = 60)
+{
+    const char *const env[] = {"HINT_HEAP_SIZE=64M", "HINT_HEAP_STRICT=1", NULL};
+    run_heap(2, "exhaust", env);
+}

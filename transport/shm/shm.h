@@ -46,6 +46,9 @@ struct shm_seg_hdr {
     uint64_t ctl_off, chan_off;
     _Atomic uint32_t attached; /* ranks that have mapped it; the last unlinks the name */
     _Atomic uint32_t ready;    /* set by the creator once the layout above is written */
+    uint64_t heap_part;        /* shared heap: bytes per rank, set by local rank 0 (0: none) */
+    _Atomic uint32_t heap_attached; /* ranks that have mapped the heap; the last unlinks it */
+    uint32_t pad_heap;
     uint64_t coll_off;         /* the collective slots (below) */
     uint64_t coll_stride;      /* bytes from one slot to the next */
 };

@@ -1,0 +1,57 @@
+/*
+ * runtime/heap.h — the shared heap: a per-node POSIX shm object cut into one partition per
+ * rank, every rank mapping all of it, so any rank can read and write any rank's heap buffers
+ * (after translating the address into its own mapping). malloc and friends are served from the
+ * rank's partition after hint_init (runtime/malloc.c).
+ */
+#ifndef HINT_RUNTIME_HEAP_H
+#define HINT_RUNTIME_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Mimalloc's segments must start 64 MiB-aligned: partitions are whole multiples of it. */
+#define HEAP_ALIGN ((size_t)64 << 20)
+
+struct heap_state {
+    char *base;            /* this process's mapping of the whole heap object */
+    size_t size;           /* nlocal * part */
+    size_t part;           /* bytes per rank */
+    int nlocal, me;
+    bool active;           /* malloc serves from the partition */
+    bool mapped;           /* the mapping exists (stays after finalize: buffers outlive it) */
+    char name[64];
+};
+
+extern struct heap_state heap;
+
+/* Create/attach the node's heap (collective over the node; after the node segment). With
+   HINT_HEAP=private it does nothing and malloc stays glibc's. */
+int heap_init(void);
+/* Stop serving new allocations from the heap (finalize); existing buffers stay valid. */
+void heap_stop(void);
+/* HINT_SUCCESS when glibc's allocator is reachable as __libc_malloc (runtime/malloc.c). */
+int heap_check_glibc(void);
+
+/* True when p lies in this process's mapping of the shared heap (any rank's partition). */
+static inline bool heap_contains(const void *p)
+{
+    return heap.mapped && (const char *)p >= heap.base && (const char *)p < heap.base + heap.size;
+}
+/* Pointer p, if on the heap, as an offset every rank of the node can turn back into an address
+   of its own mapping with heap_at(); UINT64_MAX otherwise. Offsets are what cross processes. */
+static inline uint64_t heap_offset(const void *p)
+{
+    return heap_contains(p) ? (uint64_t)((const char *)p - heap.base) : UINT64_MAX;
+}
+
+static inline void *heap_at(uint64_t offset) { return heap.base + offset; }
+
+/* Allocation in the partition (NULL when full or inactive); used by malloc.c and hint_malloc. */
+void *heap_alloc(size_t size, size_t align, bool zero);
+void *heap_realloc(void *p, size_t size);
+void heap_release(void *p);
+size_t heap_usable_size(const void *p);
+
+#endif

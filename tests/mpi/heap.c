@@ -1,0 +1,162 @@
+/*
+ * tests/mpi/heap.c — the shared heap and the malloc override, run as ranks under hintrun:
+ *   heap basics     buffers on the heap after init (not before), every allocation function,
+ *                   realloc across the boundary, memory from before init freed after it,
+ *                   frees after finalize, a peer reading my buffer through its own mapping
+ *   heap threads    8 threads allocating and freeing at once
+ *   heap exhaust    a partition filled up: the fallback (HINT_HEAP_STRICT=1: NULL)
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hint.h"
+#include "runtime/heap.h"
+#include "tests/common/rankcheck.h"
+
+int rc_rank;
+static int P;
+
+static void basics(void *before)
+{
+    RC_CHECK(!hint_mem_shared(before));
+    void *m = malloc(100), *c = calloc(10, 10), *a = aligned_alloc(4096, 8192), *v = valloc(10), *mm = memalign(64, 100);
+    void *pm = NULL;
+    RC_CHECK(posix_memalign(&pm, 256, 1000) == 0);
+    void *all[] = {m, c, a, v, mm, pm};
+    for (int i = 0; i < 6; i++)
+        RC_CHECK(all[i] != NULL && hint_mem_shared(all[i]));
+    RC_CHECK(((uintptr_t)a & 4095) == 0 && ((uintptr_t)pm & 255) == 0 && ((uintptr_t)mm & 63) == 0);
+    for (int i = 0; i < 100; i++)
+        RC_CHECK(((unsigned char *)c)[i] == 0);
+    RC_CHECK(malloc_usable_size(m) >= 100 && malloc_usable_size(before) >= 50);
+    RC_CHECK(posix_memalign(&pm, 3, 10) == EINVAL);
+    /* realloc across the boundary: glibc memory stays usable and keeps its bytes */
+    memset(before, 7, 50);
+    before = realloc(before, 100000);
+    RC_CHECK(before && ((unsigned char *)before)[49] == 7);
+    memset(m, 9, 100);
+    m = realloc(m, 3 << 20);
+    RC_CHECK(m && hint_mem_shared(m) && ((unsigned char *)m)[99] == 9);
+    for (int i = 0; i < 6; i++)
+        if (all[i] != all[0])
+            free(all[i]);
+    free(before);
+    void *h = hint_malloc(1 << 20);
+    RC_CHECK(h && hint_mem_shared(h));
+    int on_stack;
+    RC_CHECK(!hint_mem_shared(&on_stack) && !hint_mem_shared(NULL));
+
+    /* a peer reads my heap buffer through its own mapping, given only the offset */
+    unsigned char *mine = malloc(4096);
+    memset(mine, 0x40 + rc_rank, 4096);
+    uint64_t off = heap_offset(mine), peer_off;
+    RC_CHECK(off != UINT64_MAX);
+    int right = (rc_rank + 1) % P, left = (rc_rank + P - 1) % P;
+    RC_OK(hint_sendrecv(&off, 1, HINT_UINT64, right, 0, &peer_off, 1, HINT_UINT64, left, 0, HINT_WORLD, NULL));
+    const unsigned char *theirs = heap_at(peer_off);
+    for (int i = 0; i < 4096; i++)
+        RC_CHECK(theirs[i] == 0x40 + left);
+    RC_OK(hint_barrier(HINT_WORLD));
+    free(mine);
+    hint_free(h);
+    free(m);
+}
+
+static void *churn(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    void *slot[64] = {0};
+    for (int i = 0; i < 20000; i++) {
+        int k = rand_r(&seed) % 64;
+        if (slot[k]) {
+            RC_CHECK(((unsigned char *)slot[k])[0] == (unsigned char)k);
+            free(slot[k]);
+            slot[k] = NULL;
+        } else {
+            size_t n = 1 + (size_t)(rand_r(&seed) % 5000);
+            slot[k] = malloc(n);
+            RC_CHECK(slot[k] && hint_mem_shared(slot[k]));
+            memset(slot[k], k, n);
+        }
+    }
+    for (int k = 0; k < 64; k++)
+        free(slot[k]);
+    return NULL;
+}
+
+static void threads(void)
+{
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        RC_CHECK(pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1 + rc_rank * 100)) == 0);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+}
+
+/* Fill the partition (HINT_HEAP_SIZE=64M) with 4 MiB blocks until one is not on the heap. */
+static void exhaust(void)
+{
+    int strict = getenv("HINT_HEAP_STRICT") && atoi(getenv("HINT_HEAP_STRICT")) == 1;
+    void *blocks[64];
+    int n = 0;
+    for (; n < 64; n++) {
+        blocks[n] = malloc(4 << 20);
+        if (blocks[n] == NULL || !hint_mem_shared(blocks[n]))
+            break;
+        memset(blocks[n], 1, 4 << 20);
+    }
+    RC_CHECK(n > 4 && n < 64); /* some fitted, then the partition was full */
+    if (strict) {
+        RC_CHECK(blocks[n] == NULL && errno == ENOMEM);
+    } else {
+        RC_CHECK(blocks[n] != NULL); /* glibc's, with a warning */
+        memset(blocks[n], 2, 4 << 20);
+        /* collectives still work with a buffer off the heap */
+        int *x = blocks[n], y = 0;
+        x[0] = 1;
+        RC_OK(hint_allreduce(x, &y, 1, HINT_INT, HINT_SUM, HINT_WORLD));
+        RC_CHECK(y == P);
+        free(blocks[n]);
+    }
+    for (int i = 0; i < n; i++)
+        free(blocks[i]);
+    /* room again */
+    void *again = malloc(4 << 20);
+    RC_CHECK(again && hint_mem_shared(again));
+    free(again);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "basics";
+    void *before = malloc(50);
+    RC_OK(hint_init(&argc, &argv));
+    RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
+    RC_OK(hint_group_size(HINT_WORLD, &P));
+    void *kept = malloc(1000);
+    RC_CHECK(hint_mem_shared(kept));
+    if (!strcmp(what, "basics"))
+        basics(before);
+    else if (!strcmp(what, "threads"))
+        threads();
+    else if (!strcmp(what, "exhaust"))
+        exhaust();
+    else
+        RC_FAIL("unknown mode %s", what);
+    RC_OK(hint_finalize());
+    /* after finalize: heap buffers are still valid and freeable; new ones are glibc's */
+    memset(kept, 3, 1000);
+    free(kept);
+    void *after = malloc(100);
+    RC_CHECK(after && !hint_mem_shared(after));
+    free(after);
+    RC_CHECK(hint_malloc(10) == NULL);
+    if (rc_rank == 0)
+        printf("ok heap %s\n", what);
+    return 0;
+}
