@@ -50,4 +50,62 @@ size_t dt_basic_size(int basic);
 /* Name of a predefined kind ("double"), for messages. */
 const char *dt_basic_name(int basic);
 
+/* ---- additions beyond the fixed interface above ---- */
+
+/* The kind of every predefined entry of t whatever the layout (so a strided vector of doubles
+   gives DT_DOUBLE), DT_NONE when kinds are mixed or t holds no data. Two types whose kinds
+   differ here cannot have matching signatures: p2p and collectives may return HINT_ERR_TYPE. */
+int dt_sig_basic(hint_type t);
+/* MPI's true lb and true extent (the span actually touched), for temporary buffers. */
+ptrdiff_t dt_true_lb(hint_type t);
+ptrdiff_t dt_true_extent(hint_type t);
+/* The bytes [*lo, *hi) relative to the buffer address that count elements of t touch (both 0 when
+   nothing is touched): what must be mapped, registered or checked to lie on the shared heap.
+   HINT_ERR_COUNT when the span does not fit a ptrdiff_t. */
+int dt_span(hint_type t, size_t count, ptrdiff_t *lo, ptrdiff_t *hi);
+
+/* Holds t for an operation that outlives the call (an isend of a derived type that the user
+   frees before the wait): hint_type_free then only drops the user's reference. dt_release
+   drops a hold; the type goes when the last one does. Both are no-ops on predefined types.
+   The count is not atomic: like every hint call, from the rank's one calling thread. */
+void dt_retain(hint_type t);
+void dt_release(hint_type t);
+
+/* Copies scount elements of st at src into rcount elements of rt at dst (same process or a
+   peer buffer mapped over the shared heap), without packing the whole message: a contiguous side
+   is packed into or unpacked from directly, two derived sides go through an 8 KiB bounce buffer.
+   *bytes = scount * size(st). HINT_ERR_TRUNCATE when it exceeds rcount * size(rt) (nothing is
+   copied); HINT_ERR_TYPE when both sides are of one predefined kind each and the kinds differ
+   (byte excepted). */
+int dt_copy_typed(const void *src, size_t scount, hint_type st, void *dst, size_t rcount, hint_type rt,
+                  size_t *bytes);
+
+/* Pack representations of issue 9; HINT_PACK=loop|iovec|mars|auto picks the default. */
+enum dt_rep { DT_REP_AUTO = 0, DT_REP_LOOP, DT_REP_IOVEC, DT_REP_MARS, DT_NREP };
+const char *dt_rep_name(int rep);
+/* The representation the HINT_PACK setting gives (DT_REP_AUTO when unset or "auto"). */
+int dt_rep_default(void);
+/* What a pack of count elements of committed t runs with rep (AUTO resolved by the cost model;
+   IOVEC and MARs fall back to LOOP for types beyond DT_IOV_MAX pieces). */
+int dt_rep_choose(hint_type t, size_t count, int rep);
+/* hint_pack_range / hint_unpack_range with an explicit representation (DT_REP_AUTO = as the
+   public calls). Same arguments, checks and results as the public calls, except that a type the
+   user has freed while a dt_retain hold keeps it alive is still accepted: use these from
+   transport and collectives. */
+int dt_pack_range_rep(const void *in, size_t count, hint_type t, size_t offset, void *out, size_t len,
+                      size_t *done, int rep);
+int dt_unpack_range_rep(const void *in, size_t len, size_t offset, void *out, size_t count, hint_type t,
+                        size_t *done, int rep);
+/* MARs segment of t in elements (0 = default: HINT_PACK_SEGMENT, else about 16 KiB of extent). */
+int dt_set_segment(hint_type t, size_t elems);
+/* The calibrated cost model, ns per unit: loop item entry, loop block, iovec piece, MARs piece. */
+void dt_cost_model(double ns[4]);
+/* Writes the committed loop description of t as text (NUL-terminated, truncated to n bytes);
+   returns the length it needs without the NUL. Equal layouts give equal text. */
+size_t dt_describe(hint_type t, char *buf, size_t n);
+/* Merged pieces of one element of committed t (the IOVEC length) and loop items entered per
+   element; for benchmarks and tests. */
+size_t dt_nblocks(hint_type t);
+size_t dt_loop_visits(hint_type t);
+
 #endif

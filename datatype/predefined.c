@@ -7,11 +7,12 @@
 
 #include "datatype/type.h"
 
-#define DT_PREDEFINED(var, kind, ctype, text)                                                     \
+#define DT_PREDEFINED(var, k, ctype, text)                                                     \
     struct hint_type_s var = {.magic = DT_MAGIC, .predefined = true, .committed = true,          \
-                              .basic = kind, .size = sizeof(ctype), .lb = 0,                     \
-                              .extent = sizeof(ctype), .true_lb = 0,                             \
-                              .true_extent = sizeof(ctype), .name = text};
+                              .run = true, .contig = true, .basic = k, .sig = k,                 \
+                              .size = sizeof(ctype), .lb = 0, .extent = sizeof(ctype),           \
+                              .true_lb = 0, .true_extent = sizeof(ctype), .name = text,          \
+                              .refs = 1, .kind = DT_K_BASIC};
 
 DT_PREDEFINED(hint_type_byte_, DT_BYTE, unsigned char, "byte")
 DT_PREDEFINED(hint_type_char_, DT_CHAR, char, "char")
@@ -33,7 +34,7 @@ static const hint_type dt_basic_types[DT_NBASIC] = {
 
 int dt_check(hint_type t)
 {
-    if (t == NULL || t->magic != DT_MAGIC || !t->committed)
+    if (t == NULL || t->magic != DT_MAGIC || t->freed || !t->committed)
         return HINT_ERR_TYPE;
     return HINT_SUCCESS;
 }
@@ -42,11 +43,7 @@ size_t dt_size(hint_type t) { return t->size; }
 ptrdiff_t dt_lb(hint_type t) { return t->lb; }
 ptrdiff_t dt_extent(hint_type t) { return t->extent; }
 
-int dt_is_contig(hint_type t)
-{
-    return t->lb == 0 && t->true_lb == 0 && (size_t)t->extent == t->size &&
-           (size_t)t->true_extent == t->size && (t->predefined || t->basic != DT_NONE);
-}
+int dt_is_contig(hint_type t) { return t->contig; }
 
 int dt_basic(hint_type t) { return t->basic; }
 
@@ -58,4 +55,23 @@ size_t dt_basic_size(int basic)
 const char *dt_basic_name(int basic)
 {
     return basic >= 0 && basic < DT_NBASIC ? dt_basic_types[basic]->name : "derived";
+}
+
+int dt_sig_basic(hint_type t) { return t->sig >= 0 ? t->sig : DT_NONE; }
+ptrdiff_t dt_true_lb(hint_type t) { return t->true_lb; }
+ptrdiff_t dt_true_extent(hint_type t) { return t->true_extent; }
+
+int dt_span(hint_type t, size_t count, ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    ptrdiff_t last, a, b;
+    *lo = *hi = 0;
+    if (count == 0 || t->size == 0)
+        return HINT_SUCCESS;
+    /* the first and the last element bound the others: elements sit one extent apart */
+    if (count - 1 > (size_t)PTRDIFF_MAX || __builtin_mul_overflow((ptrdiff_t)(count - 1), t->extent, &last) ||
+        __builtin_add_overflow(t->true_lb, last, &a) || __builtin_add_overflow(a, t->true_extent, &b))
+        return HINT_ERR_COUNT;
+    *lo = last < 0 ? a : t->true_lb;
+    *hi = last < 0 ? t->true_lb + t->true_extent : b;
+    return HINT_SUCCESS;
 }

@@ -1,5 +1,12 @@
 /*
- * datatype/type.h — the layout of struct hint_type_s, private to datatype/.
+ * datatype/type.h — the layout of struct hint_type_s and the module-internal plumbing shared by
+ * the datatype sources. Private to datatype/: other layers use datatype/datatype.h.
+ *
+ * A type is a node of a construction tree (kind + parameters + referenced old types). Nodes
+ * are reference counted: the user's handle holds one reference and every type built on top holds
+ * one, so freeing a building block never breaks the types made from it (as MPI requires).
+ * Commit flattens the tree once into the canonical merged block list and derives from it the
+ * three pack representations (struct dt_plan); nothing after commit looks at the tree again.
  */
 #ifndef HINT_DATATYPE_TYPE_H
 #define HINT_DATATYPE_TYPE_H
@@ -11,16 +18,85 @@
 #include "datatype/datatype.h"
 
 #define DT_MAGIC 0x68696e74u /* "hint": catches freed or foreign pointers */
+#define DT_SIG_EMPTY (-2)    /* signature kind of a type without data (no predefined entry) */
+
+enum dt_kind {
+    DT_K_BASIC = 0,
+    DT_K_HVECTOR, /* count blocks of blocklen old elements, stride bytes apart (contiguous, vector) */
+    DT_K_HINDEXED, /* blocks[i] of types[i] at displs[i] bytes (indexed family and struct) */
+    DT_K_RESIZED,  /* old with a new lb and extent */
+};
+
+/* One item of the nested-loop description (representation a). Items form a tree stored in
+   pre-order: a LOOP item is followed directly by its body, `span` items in all. Displacements
+   are relative to the base of the enclosing item, so equal sub-layouts compare equal whatever
+   their position. */
+struct dt_item {
+    ptrdiff_t disp;   /* first repetition, bytes from the enclosing base */
+    ptrdiff_t stride; /* bytes between repetitions (0 when count == 1) */
+    size_t count;     /* repetitions, >= 1 */
+    size_t blocklen;  /* DATA: bytes copied per repetition; LOOP: 0 */
+    size_t nbody;     /* LOOP: items directly in the body; DATA: 0 */
+    size_t span;      /* items of this subtree, itself included */
+    size_t size;      /* packed bytes of one repetition */
+};
+
+/* One contiguous piece of the flattened list (representation b), and MARs' unit (c). */
+struct dt_iov {
+    ptrdiff_t disp; /* bytes from the buffer address */
+    size_t len;
+    size_t pos; /* packed offset of the piece inside one element of the type */
+};
+
+struct dt_plan {
+    struct dt_item *items; /* items[0] is the root LOOP (count 1, stride extent) */
+    size_t nitems;
+    struct dt_item fused; /* a single DATA item equal to `count` elements, when fusable */
+    bool fusable;
+    struct dt_iov *iov; /* NULL when the list would exceed DT_IOV_MAX pieces */
+    size_t niov;
+    size_t nblocks;     /* merged pieces per element (== niov when iov is kept) */
+    size_t loop_visits; /* DATA items entered per element by the loop interpreter (cost model) */
+};
 
 struct hint_type_s {
     uint32_t magic;
     bool predefined;
     bool committed;
-    int basic;              /* enum dt_basic, or DT_NONE */
-    size_t size;            /* bytes of data in one element */
-    ptrdiff_t lb, extent;   /* MPI lb and extent */
+    bool freed; /* the user freed it; kept alive only by types built on it */
+    bool run;   /* its data is exactly one run [true_lb, true_lb + size) */
+    bool contig; /* committed and count elements are one dense run at the buffer address */
+    int basic;   /* enum dt_basic when dense and of one kind, else DT_NONE (set at commit) */
+    int sig;     /* kind of every predefined entry, DT_NONE when mixed, DT_SIG_EMPTY when none */
+    size_t size; /* bytes of data in one element */
+    ptrdiff_t lb, extent;
     ptrdiff_t true_lb, true_extent;
     const char *name;
+    size_t refs;
+
+    /* construction tree */
+    int kind;
+    size_t count;
+    size_t blocklen;  /* HVECTOR */
+    ptrdiff_t stride; /* HVECTOR, bytes */
+    size_t *blocklens; /* HINDEXED */
+    ptrdiff_t *displs; /* HINDEXED, bytes */
+    hint_type *types;  /* the old types, each holding a reference */
+    size_t ntypes;     /* 1, or count for a struct: block i uses types[ntypes == 1 ? 0 : i] */
+    size_t mars_seg;   /* MARs segment in elements, 0 = default */
+
+    struct dt_plan *plan; /* built by commit */
 };
+
+/* MARs / IOVEC are built only up to this many merged pieces per element; bigger irregular types
+   pack with the loop description alone. */
+#define DT_IOV_MAX ((size_t)1 << 20)
+
+/* construct.c */
+int dt_valid(hint_type t); /* HINT_SUCCESS for a live (maybe uncommitted) type */
+
+/* commit.c */
+int dt_plan_build(hint_type t);
+void dt_plan_free(struct dt_plan *p);
 
 #endif
