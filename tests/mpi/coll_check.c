@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "collectives/coll.h"
 #include "hint.h"
@@ -19,6 +20,33 @@
 int rc_rank;
 static const size_t sizes[] = {0, 1, 7, 64, 4096, 65536, 1 << 20};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
+
+/* Test buffers: malloc (the shared heap) or, with HINT_TEST_BUFFERS=mmap, private mappings off
+   the heap, so every algorithm is checked with both kinds. */
+static bool use_mmap;
+
+static void *tb_alloc(size_t n)
+{
+    if (!use_mmap)
+        return malloc(n);
+    size_t *p = mmap(NULL, n + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        RC_FAIL("mmap of %zu bytes failed", n);
+    p[0] = n + 64;
+    return (char *)p + 64;
+}
+
+static void *tb_calloc(size_t n, size_t s) { return tb_alloc(n * s); } /* mmap memory is zero */
+
+static void tb_free(void *q)
+{
+    if (!use_mmap) {
+        free(q);
+        return;
+    }
+    size_t *p = (size_t *)((char *)q - 64);
+    munmap(p, p[0]);
+}
 
 static unsigned char gen(int who, int block, size_t i)
 {
@@ -69,7 +97,7 @@ static void t_barrier(struct ctx *c)
         double times[2] = {hint_wtime(), 0};
         RC_OK(hint_barrier(c->g));
         times[1] = hint_wtime();
-        double *all = malloc(2 * sizeof(double) * (size_t)c->P);
+        double *all = tb_alloc(2 * sizeof(double) * (size_t)c->P);
         hint_coll_set("allgather", "auto");
         RC_OK(hint_allgather(times, 2, HINT_DOUBLE, all, 2, HINT_DOUBLE, c->g));
         double max_in = 0, min_out = 1e300;
@@ -78,14 +106,14 @@ static void t_barrier(struct ctx *c)
             min_out = all[2 * p + 1] < min_out ? all[2 * p + 1] : min_out;
         }
         RC_CHECK(max_in <= min_out);
-        free(all);
+        tb_free(all);
         check_ran(c, 1);
     }
 }
 
 static void t_bcast(struct ctx *c, size_t n)
 {
-    unsigned char *b = malloc(n + 1);
+    unsigned char *b = tb_alloc(n + 1);
     for (int root = 0; root < c->P; root += (c->P > 3 ? c->P - 1 : 1)) {
         if (c->r == root)
             fill(b, n, root, 0);
@@ -95,13 +123,13 @@ static void t_bcast(struct ctx *c, size_t n)
         check_ran(c, n);
         expect_block(b, n, root, 0, "bcast");
     }
-    free(b);
+    tb_free(b);
 }
 
 static void t_gather(struct ctx *c, size_t n, bool in_place)
 {
     int root = c->P - 1;
-    unsigned char *s = malloc(n + 1), *r = malloc((size_t)c->P * n + 1);
+    unsigned char *s = tb_alloc(n + 1), *r = tb_alloc((size_t)c->P * n + 1);
     fill(s, n, c->r, 0);
     memset(r, 0, (size_t)c->P * n);
     const void *sb = s;
@@ -114,14 +142,14 @@ static void t_gather(struct ctx *c, size_t n, bool in_place)
     if (c->r == root)
         for (int p = 0; p < c->P; p++)
             expect_block(r + (size_t)p * n, n, p, 0, "gather");
-    free(s);
-    free(r);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_scatter(struct ctx *c, size_t n, bool in_place)
 {
     int root = 0;
-    unsigned char *s = malloc((size_t)c->P * n + 1), *r = malloc(n + 1);
+    unsigned char *s = tb_alloc((size_t)c->P * n + 1), *r = tb_alloc(n + 1);
     if (c->r == root)
         for (int p = 0; p < c->P; p++)
             fill(s + (size_t)p * n, n, root, p);
@@ -130,13 +158,13 @@ static void t_scatter(struct ctx *c, size_t n, bool in_place)
     RC_OK(hint_scatter(s, n, HINT_BYTE, rb, n, HINT_BYTE, root, c->g));
     check_ran(c, n);
     expect_block(rb == HINT_IN_PLACE ? s : r, n, root, c->r, "scatter");
-    free(s);
-    free(r);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_allgather(struct ctx *c, size_t n, bool in_place)
 {
-    unsigned char *s = malloc(n + 1), *r = malloc((size_t)c->P * n + 1);
+    unsigned char *s = tb_alloc(n + 1), *r = tb_alloc((size_t)c->P * n + 1);
     fill(s, n, c->r, 0);
     memset(r, 0, (size_t)c->P * n);
     if (in_place)
@@ -145,14 +173,14 @@ static void t_allgather(struct ctx *c, size_t n, bool in_place)
     check_ran(c, n);
     for (int p = 0; p < c->P; p++)
         expect_block(r + (size_t)p * n, n, p, 0, "allgather");
-    free(s);
-    free(r);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_alltoall(struct ctx *c, size_t n, bool in_place)
 {
     size_t tot = (size_t)c->P * n;
-    unsigned char *s = malloc(tot + 1), *r = malloc(tot + 1);
+    unsigned char *s = tb_alloc(tot + 1), *r = tb_alloc(tot + 1);
     for (int p = 0; p < c->P; p++)
         fill((in_place ? r : s) + (size_t)p * n, n, c->r, p);
     if (!in_place)
@@ -161,8 +189,8 @@ static void t_alltoall(struct ctx *c, size_t n, bool in_place)
     check_ran(c, n);
     for (int p = 0; p < c->P; p++)
         expect_block(r + (size_t)p * n, n, p, c->r, "alltoall");
-    free(s);
-    free(r);
+    tb_free(s);
+    tb_free(r);
 }
 
 /* v variants: rank p's block has vcount(p, n) bytes, placed in reverse rank order with gaps. */
@@ -182,9 +210,9 @@ static size_t vlayout(int P, size_t n, size_t *counts, size_t *displs)
 static void t_gatherv(struct ctx *c, size_t n, bool in_place)
 {
     int root = c->P / 2;
-    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t *cnt = tb_alloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
     size_t tot = vlayout(c->P, n, cnt, dsp);
-    unsigned char *s = malloc(cnt[c->r] + 1), *r = calloc(tot, 1);
+    unsigned char *s = tb_alloc(cnt[c->r] + 1), *r = tb_calloc(tot, 1);
     fill(s, cnt[c->r], c->r, 0);
     const void *sb = s;
     if (in_place && c->r == root) {
@@ -196,17 +224,17 @@ static void t_gatherv(struct ctx *c, size_t n, bool in_place)
     if (c->r == root)
         for (int p = 0; p < c->P; p++)
             expect_block(r + dsp[p], cnt[p], p, 0, "gatherv");
-    free(cnt);
-    free(s);
-    free(r);
+    tb_free(cnt);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_scatterv(struct ctx *c, size_t n, bool in_place)
 {
     int root = c->P - 1;
-    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t *cnt = tb_alloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
     size_t tot = vlayout(c->P, n, cnt, dsp);
-    unsigned char *s = calloc(tot, 1), *r = calloc(cnt[c->r] + 1, 1);
+    unsigned char *s = tb_calloc(tot, 1), *r = tb_calloc(cnt[c->r] + 1, 1);
     if (c->r == root)
         for (int p = 0; p < c->P; p++)
             fill(s + dsp[p], cnt[p], root, p);
@@ -214,16 +242,16 @@ static void t_scatterv(struct ctx *c, size_t n, bool in_place)
     RC_OK(hint_scatterv(s, cnt, dsp, HINT_BYTE, rb, cnt[c->r], HINT_BYTE, root, c->g));
     check_ran(c, 1);
     expect_block(rb == HINT_IN_PLACE ? s + dsp[root] : r, cnt[c->r], root, c->r, "scatterv");
-    free(cnt);
-    free(s);
-    free(r);
+    tb_free(cnt);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_allgatherv(struct ctx *c, size_t n, bool in_place)
 {
-    size_t *cnt = malloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
+    size_t *cnt = tb_alloc(2 * sizeof(size_t) * (size_t)c->P), *dsp = cnt + c->P;
     size_t tot = vlayout(c->P, n, cnt, dsp);
-    unsigned char *s = malloc(cnt[c->r] + 1), *r = calloc(tot, 1);
+    unsigned char *s = tb_alloc(cnt[c->r] + 1), *r = tb_calloc(tot, 1);
     fill(s, cnt[c->r], c->r, 0);
     if (in_place)
         fill(r + dsp[c->r], cnt[c->r], c->r, 0);
@@ -231,9 +259,9 @@ static void t_allgatherv(struct ctx *c, size_t n, bool in_place)
     check_ran(c, 1);
     for (int p = 0; p < c->P; p++)
         expect_block(r + dsp[p], cnt[p], p, 0, "allgatherv");
-    free(cnt);
-    free(s);
-    free(r);
+    tb_free(cnt);
+    tb_free(s);
+    tb_free(r);
 }
 
 static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
@@ -241,7 +269,7 @@ static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
     int P = c->P;
     /* rank r sends pair_count(r, p) bytes to p */
 #define PAIR(a, b) ((((a) + (b)) % 4 == 3) ? 0 : n + (size_t)((a) * 7 + (b)) % 5)
-    size_t *sc = malloc(4 * sizeof(size_t) * (size_t)P), *sd = sc + P, *rcn = sd + P, *rd = rcn + P;
+    size_t *sc = tb_alloc(4 * sizeof(size_t) * (size_t)P), *sd = sc + P, *rcn = sd + P, *rd = rcn + P;
     size_t so = 0, ro = 0;
     for (int p = P - 1; p >= 0; p--) {
         sc[p] = PAIR(c->r, p);
@@ -251,7 +279,7 @@ static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
         rd[p] = ro;
         ro += rcn[p] + 2;
     }
-    unsigned char *s = calloc(so + 1, 1), *r = calloc(ro + 1, 1);
+    unsigned char *s = tb_calloc(so + 1, 1), *r = tb_calloc(ro + 1, 1);
     if (in_place) {
         /* in place: the receive layout describes the send side too, so sizes must be symmetric */
         for (int p = 0; p < P; p++)
@@ -273,9 +301,9 @@ static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
             expect_block(r + rd[p], rcn[p], p, c->r, "alltoallv");
     }
 #undef PAIR
-    free(sc);
-    free(s);
-    free(r);
+    tb_free(sc);
+    tb_free(s);
+    tb_free(r);
 }
 
 /* ---- reductions: several kinds and ops, integer-valued so every order gives equal results ---- */
@@ -285,8 +313,8 @@ static long ival(int who, size_t i) { return (long)((who * 7 + i * 3) % 11) - 5 
 #define REDUCE_KIND(NAME, CTYPE, HTYPE, OPH, OPEXPR, INIT)                                       \
     static void NAME(struct ctx *c, size_t count, int mode, bool in_place)                      \
     {                                                                                            \
-        CTYPE *s = malloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
-        CTYPE *r = malloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
+        CTYPE *s = tb_alloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
+        CTYPE *r = tb_alloc(count * sizeof(CTYPE) * (size_t)c->P + 8);                             \
         size_t n = mode == 2 ? count * (size_t)c->P : count;                                     \
         for (size_t i = 0; i < n; i++)                                                           \
             s[i] = (CTYPE)ival(c->r, i);                                                         \
@@ -314,8 +342,8 @@ static long ival(int who, size_t i) { return (long)((who * 7 + i * 3) % 11) - 5 
                         (double)want);                                                           \
         }                                                                                        \
     done:                                                                                        \
-        free(s);                                                                                 \
-        free(r);                                                                                 \
+        tb_free(s);                                                                                 \
+        tb_free(r);                                                                                 \
     }
 
 REDUCE_KIND(sum_int, int, HINT_INT, HINT_SUM, want + x, 0)
@@ -486,6 +514,7 @@ int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
+    use_mmap = getenv("HINT_TEST_BUFFERS") && !strcmp(getenv("HINT_TEST_BUFFERS"), "mmap");
     if (argc < 2)
         RC_FAIL("usage: coll_check OP");
     int P;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "hint.h"
@@ -244,6 +245,37 @@ static void testpoll(void)
     RC_OK(hint_wait(&sr, NULL));
 }
 
+/* Large messages between buffers of every kind (heap, stack, static, mmap) in both roles, so
+   every single-copy path and its fallbacks run; HINT_P2P_PATH picks the path to force. */
+static unsigned char static_send[300000], static_recv[300000];
+
+static void buffer_kinds(void)
+{
+    const size_t n = 300000; /* above every cell payload: rendezvous */
+    unsigned char stack_send[n], stack_recv[n];
+    unsigned char *heap_send = malloc(n), *heap_recv = malloc(n);
+    unsigned char *map_send = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *map_recv = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RC_CHECK(map_send != MAP_FAILED && map_recv != MAP_FAILED);
+    unsigned char *sends[4] = {heap_send, stack_send, static_send, map_send};
+    unsigned char *recvs[4] = {heap_recv, stack_recv, static_recv, map_recv};
+    int next = (rc_rank + 1) % P, prev = (rc_rank + P - 1) % P;
+    for (int s = 0; s < 4; s++)
+        for (int r = 0; r < 4; r++) {
+            int tag = s * 4 + r;
+            fill(sends[s], n, rc_rank, next, tag);
+            memset(recvs[r], 0, n);
+            hint_status st;
+            RC_OK(hint_sendrecv(sends[s], n, HINT_BYTE, next, tag, recvs[r], n, HINT_BYTE, prev, tag, HINT_WORLD, &st));
+            RC_CHECK(st.bytes == n);
+            verify(recvs[r], n, prev, rc_rank, tag);
+        }
+    free(heap_send);
+    free(heap_recv);
+    munmap(map_send, n);
+    munmap(map_recv, n);
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -269,6 +301,8 @@ int main(int argc, char **argv)
         badargs();
     else if (strcmp(what, "testpoll") == 0)
         testpoll();
+    else if (strcmp(what, "buffers") == 0)
+        buffer_kinds();
     else
         RC_FAIL("unknown pattern %s", what);
     RC_OK(hint_finalize());

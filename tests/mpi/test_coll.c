@@ -39,3 +39,33 @@ ParameterizedTest(struct coll_case *c, coll, algorithms, .timeout = 900)
     cr_expect_eq(res.status, 0, "%s with %d ranks failed (status %d):\n%s", c->op, c->np, res.status, res.output);
     free(res.output);
 }
+
+/* The same with every buffer off the shared heap (private mmaps), at two rank counts. */
+struct coll_mmap_case {
+    char op[32];
+    int np;
+};
+
+ParameterizedTestParameters(coll, algorithms_off_heap)
+{
+    size_t nops = sizeof ops / sizeof ops[0] - 1; /* not "errors" */
+    struct coll_mmap_case *cases = cr_malloc(nops * 2 * sizeof *cases);
+    size_t k = 0;
+    for (size_t i = 0; i < nops; i++)
+        for (int np = 3; np <= 4; np++) {
+            snprintf(cases[k].op, sizeof cases[k].op, "%s", ops[i]);
+            cases[k++].np = np;
+        }
+    return cr_make_param_array(struct coll_mmap_case, cases, k, NULL);
+}
+
+ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout = 900)
+{
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *const env[] = {"HINT_TEST_BUFFERS=mmap", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%s with %d ranks, mmap buffers, failed (status %d):\n%s", c->op, c->np, res.status,
+                 res.output);
+    free(res.output);
+}

@@ -127,3 +127,42 @@ Test(heap, exhausted_partition_strict_gives_null, .timeout = 60)
     const char *const env[] = {"HINT_HEAP_SIZE=64M", "HINT_HEAP_STRICT=1", NULL};
     run_heap(2, "exhaust", env);
 }
+
+/* Every buffer kind with every rendezvous path forced, and the automatic choice. */
+struct path_case {
+    char path[16];
+    int np;
+};
+
+ParameterizedTestParameters(p2p, buffer_kinds_and_paths)
+{
+    static const char *paths[] = {"auto", "heap", "cma", "bounce"};
+    static const int nps[] = {1, 2, 3, 5};
+    struct path_case *c = cr_malloc(16 * sizeof *c);
+    size_t k = 0;
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 4; j++) {
+            snprintf(c[k].path, sizeof c[k].path, "%s", paths[i]);
+            c[k++].np = nps[j];
+        }
+    return cr_make_param_array(struct path_case, c, k, NULL);
+}
+
+ParameterizedTest(struct path_case *c, p2p, buffer_kinds_and_paths, .timeout = 120)
+{
+    char env[64];
+    snprintf(env, sizeof env, "HINT_P2P_PATH=%s", c->path);
+    const char *const extra[] = {env, "HINT_P2P_STATS=1", NULL};
+    const char *argv[] = {prog(), "buffers", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
+    cr_expect_eq(res.status, 0, "path %s, %d ranks:\n%s", c->path, c->np, res.output);
+    cr_expect(strstr(res.output, "refused") == NULL, "CMA was refused here:\n%s", res.output);
+    /* 16 large sends per rank: heap-to-any, 4 from the heap; cma: the other 12 (or all 16) */
+    const char *want = !strcmp(c->path, "heap")   ? "heap 4, cma 0, bounce 12"
+                       : !strcmp(c->path, "cma")  ? "heap 0, cma 16, bounce 0"
+                       : !strcmp(c->path, "bounce") ? "heap 0, cma 0, bounce 16"
+                                                     : "heap 4, cma 12, bounce 0";
+    cr_expect(strstr(res.output, want) != NULL, "path %s should give '%s':\n%s", c->path, want, res.output);
+    free(res.output);
+}

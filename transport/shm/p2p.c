@@ -7,16 +7,26 @@
  *          sender. Unexpected eager messages stay in their cell until matched, so a rank's
  *          memory never grows with messages it has not posted a receive for; a full channel
  *          makes further sends to that peer wait in the sender's queue (its own posted request).
- *   RTS    a larger message: a header cell with the first payload; once matched the receiver
- *          hands the cell back as CTS and the sender streams FRAG cells, each placed by offset,
- *          so memory stays bounded (ncells per pair) whatever the size.
+ *   RTS    a larger message: a header cell naming how the data moves (enum shm_path):
+ *          HEAP    the send buffer is on the shared heap: the receiver copies it straight into
+ *                  the receive buffer (single copy) and hands the cell back as DONE;
+ *          CMA     the send buffer is elsewhere (stack, static, mmap): the receiver reads it with
+ *                  process_vm_readv (single copy), DONE; if the kernel refuses, it answers CTS
+ *                  and every later send of the node skips CMA;
+ *          BOUNCE  the header carries the first payload; once matched the receiver hands the
+ *                  cell back as CTS and the sender streams FRAG cells, each placed by offset, so
+ *                  memory stays bounded (ncells per pair) whatever the size.
+ *          HINT_P2P_PATH=heap|cma|bounce forces a path where it can apply (tests, benchmarks).
  * Order: a sender announces cells through the channel's index ring and queues sends to a peer
  * in post order, so the first cells of two messages between a pair arrive in send order
  * (MPI's non-overtaking rule); fragments need no order since they carry their offset.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
+#include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
@@ -48,6 +58,8 @@ static struct {
     uint32_t last_bell;
     uint64_t next_msgid;
     int pending;
+    int forced_path;          /* HINT_P2P_PATH: -1 = choose */
+    unsigned long sent[SHM_NPATHS + 1]; /* sends by path; [SHM_NPATHS] = eager (HINT_P2P_STATS) */
 } S;
 
 static void list_push(struct rq_list *l, struct hint_request_s *r)
@@ -96,11 +108,19 @@ int shm_p2p_init(struct shm_node *n)
         S.unexp_free = &S.unexp_pool[i];
     }
     S.last_bell = atomic_load(&shm_ctl(n, S.me)->bell) - 1; /* force a first full pass */
+    const char *path = rt_env_str("HINT_P2P_PATH", "auto");
+    S.forced_path = !strcmp(path, "heap") ? SHM_PATH_HEAP : !strcmp(path, "cma") ? SHM_PATH_CMA
+                    : !strcmp(path, "bounce") ? SHM_PATH_BOUNCE : -1;
+    if (S.forced_path < 0 && strcmp(path, "auto") != 0)
+        RT_ERR("shm", "HINT_P2P_PATH=%s is not heap, cma, bounce or auto; choosing by buffer", path);
     return HINT_SUCCESS;
 }
 
 void shm_p2p_fini(void)
 {
+    if (S.node && rt_env_long("HINT_P2P_STATS", 0, 0, 1))
+        RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu", S.sent[SHM_NPATHS],
+               S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE]);
     free(S.read_seq);
     free(S.write_seq);
     free(S.sendq);
@@ -130,6 +150,19 @@ static void announce(int dst, struct shm_chan *ch, struct shm_cell *cell, uint32
     shm_ring(S.node, dst);
 }
 
+/* The single-copy path a rendezvous send can take, by where its buffer is. */
+static int choose_path(const struct hint_request_s *r)
+{
+    bool on_heap = r->contig && heap_contains(r->buf) && heap_contains((char *)r->buf + r->bytes - 1);
+    bool cma = r->contig && !atomic_load_explicit(&S.node->hdr->cma_refused, memory_order_relaxed);
+    switch (S.forced_path) {
+    case SHM_PATH_BOUNCE: return SHM_PATH_BOUNCE;
+    case SHM_PATH_HEAP: return on_heap ? SHM_PATH_HEAP : SHM_PATH_BOUNCE;
+    case SHM_PATH_CMA: return cma ? SHM_PATH_CMA : SHM_PATH_BOUNCE;
+    default: return on_heap ? SHM_PATH_HEAP : cma ? SHM_PATH_CMA : SHM_PATH_BOUNCE;
+    }
+}
+
 /* Put r's first cell (eager or rendezvous header) into the channel; false when it is full. */
 static bool push_first(struct hint_request_s *r)
 {
@@ -140,13 +173,17 @@ static bool push_first(struct hint_request_s *r)
     struct shm_cell *cell = shm_cell(S.node, ch, (uint32_t)idx);
     uint32_t payload = S.node->hdr->payload;
     bool eager = r->bytes <= payload;
-    size_t len = eager ? r->bytes : payload;
+    int path = eager ? SHM_PATH_BOUNCE : choose_path(r);
+    size_t len = eager ? r->bytes : path == SHM_PATH_BOUNCE ? payload : 0;
     cell->kind = eager ? SHM_EAGER : SHM_RTS;
     cell->ctx = r->ctx;
     cell->tag = r->tag;
     cell->total = r->bytes;
     cell->offset = 0;
     cell->len = (uint32_t)len;
+    cell->path = (uint32_t)path;
+    cell->addr = path == SHM_PATH_HEAP ? heap_offset(r->buf) : (uint64_t)(uintptr_t)r->buf;
+    S.sent[eager ? SHM_NPATHS : path]++;
     if (len)
         rq_pack(r, 0, shm_payload(cell), len);
     if (eager) {
@@ -171,9 +208,12 @@ static bool stream_send(struct hint_request_s *r)
     struct shm_chan *ch = shm_chan(S.node, S.me, r->peer);
     if (r->phase == PHASE_WAIT_CTS) {
         struct shm_cell *hdr = shm_cell(S.node, ch, r->slot);
-        if (atomic_load_explicit(&hdr->state, memory_order_acquire) != SHM_CELL_CTS)
+        uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
+        if (state != SHM_CELL_CTS && state != SHM_CELL_DONE)
             return false;
         atomic_store_explicit(&hdr->state, SHM_CELL_FREE, memory_order_relaxed);
+        if (state == SHM_CELL_DONE) /* the receiver copied it all itself */
+            r->off = r->bytes;
         r->phase = PHASE_STREAM;
     }
     uint32_t payload = S.node->hdr->payload;
@@ -258,6 +298,43 @@ static void take_payload(struct hint_request_s *r, size_t off, const struct shm_
     r->off += cell->len;
 }
 
+/* process_vm_readv until n bytes arrived; false when the kernel refuses (then never again). */
+static bool cma_read(void *dst, int src, uint64_t addr, size_t n)
+{
+    pid_t pid = shm_ctl(S.node, src)->pid;
+    size_t done = 0;
+    while (done < n) {
+        struct iovec local = {(char *)dst + done, n - done};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), n - done};
+        ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (!atomic_exchange(&S.node->hdr->cma_refused, 1))
+                RT_ERR("shm", "process_vm_readv from local rank %d refused (%s); large messages from buffers "
+                       "off the shared heap go through cells from now on", src, strerror(errno));
+            return false;
+        }
+        done += (size_t)got;
+    }
+    return true;
+}
+
+/* The receiver moves a HEAP or CMA message itself; false means: fall back to streaming. */
+static bool single_copy(struct hint_request_s *r, int src, const struct shm_cell *cell)
+{
+    size_t n = cell->total < r->bytes ? cell->total : r->bytes;
+    if (cell->path == SHM_PATH_HEAP) {
+        if (n)
+            rq_unpack(r, 0, heap_at(cell->addr), n);
+    } else {
+        if (!r->contig || (n && !cma_read(r->buf, src, cell->addr, n)))
+            return false;
+    }
+    r->off = cell->total;
+    return true;
+}
+
 /* r was posted and the first cell of a message from src matches it. */
 static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
 {
@@ -270,6 +347,11 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
     take_payload(r, 0, cell);
     if (cell->kind == SHM_EAGER) {
         release_cell(src, cell, SHM_CELL_FREE);
+        finish_recv(r);
+        return;
+    }
+    if (cell->path != SHM_PATH_BOUNCE && single_copy(r, src, cell)) {
+        release_cell(src, cell, SHM_CELL_DONE);
         finish_recv(r);
         return;
     }
@@ -391,13 +473,15 @@ void shm_progress(void)
         return;
     S.last_bell = bell;
     poll_channels();
-    for (int dst = 0; S.sendq_busy > 0 && dst < S.n; dst++)
-        if (S.sendq[dst].head)
-            progress_sendq(dst);
+    /* Rendezvous sends first: a header handed back as DONE or CTS frees its cell only here,
+       and that is no event that rings our bell, so the queued sends must see it now. */
     for (struct hint_request_s *r = S.stream.head, *next; r; r = next) {
         next = r->next;
         if (stream_send(r))
             list_remove(&S.stream, r);
     }
+    for (int dst = 0; S.sendq_busy > 0 && dst < S.n; dst++)
+        if (S.sendq[dst].head)
+            progress_sendq(dst);
     ring_senders();
 }

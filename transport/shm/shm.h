@@ -17,7 +17,7 @@
  *
  * A cell moves between its two owners through `state`: FREE (sender may fill it), FULL
  * (receiver owns it), CTS (a matched rendezvous header handed back to the sender as "send the
- * rest"). The sender announces cells in order through the channel's index ring, so the receiver
+ * rest through cells"), DONE (the receiver copied the data itself: single copy, send complete). The sender announces cells in order through the channel's index ring, so the receiver
  * sees them in send order even though cells are recycled out of order.
  */
 #ifndef HINT_TRANSPORT_SHM_H
@@ -32,7 +32,9 @@
 #define SHM_NCELLS 8
 #define SHM_MAGIC 0x68696e74736567ull /* "hintseg" */
 
-enum shm_cell_state { SHM_CELL_FREE = 0, SHM_CELL_FULL = 1, SHM_CELL_CTS = 2 };
+enum shm_cell_state { SHM_CELL_FREE = 0, SHM_CELL_FULL = 1, SHM_CELL_CTS = 2, SHM_CELL_DONE = 3 };
+/* How the data of a rendezvous message moves (the protocol table of p2p.c). */
+enum shm_path { SHM_PATH_BOUNCE = 0, SHM_PATH_HEAP = 1, SHM_PATH_CMA = 2, SHM_NPATHS };
 enum shm_cell_kind { SHM_EAGER = 1, SHM_RTS = 2, SHM_FRAG = 3 };
 
 struct shm_seg_hdr {
@@ -48,7 +50,7 @@ struct shm_seg_hdr {
     _Atomic uint32_t ready;    /* set by the creator once the layout above is written */
     uint64_t heap_part;        /* shared heap: bytes per rank, set by local rank 0 (0: none) */
     _Atomic uint32_t heap_attached; /* ranks that have mapped the heap; the last unlinks it */
-    uint32_t pad_heap;
+    _Atomic uint32_t cma_refused; /* set once the kernel refused process_vm_readv here */
     uint64_t coll_off;         /* the collective slots (below) */
     uint64_t coll_stride;      /* bytes from one slot to the next */
 };
@@ -81,7 +83,9 @@ struct shm_cell {
     uint64_t msgid;           /* RTS/FRAG: sender-chosen id tying fragments to their header */
     uint64_t offset;          /* FRAG: where this payload goes in the message */
     uint32_t len;             /* payload bytes in this cell */
-    char pad[SHM_CACHE_LINE - 44];
+    uint32_t path;            /* RTS: enum shm_path */
+    uint64_t addr;            /* RTS: heap offset (HEAP) or sender address (CMA) of the data */
+    char pad[SHM_CACHE_LINE - 56];
     /* payload follows */
 };
 static_assert(sizeof(struct shm_cell) == SHM_CACHE_LINE, "cell header is one line");
