@@ -332,7 +332,7 @@ static int launch_run(struct launch_job *job, const struct launch_opts *o)
     int rc;
     job->opts = o;
     if ((rc = launch_find_program(o->prog_argv[0], job->prog, sizeof job->prog)) ||
-        (rc = launch_check_xvars(o)))
+        (rc = launch_check_xvars(o)) || (o->shared_heap && (rc = launch_find_libhint(job))))
         return rc;
     if ((rc = launch_setup(job)) != 0)
         return rc;

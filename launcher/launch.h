@@ -30,6 +30,7 @@ struct launch_opts {
     const char *hierarchy; /* --hierarchy H, or NULL */
     const char *order;     /* --order S, or NULL (natural order) */
     int report_bindings;
+    int shared_heap;       /* --shared-heap: preload libhint into the ranks */
     int nodes;
     int tag_output;
     double timeout;        /* seconds; 0 = none */
@@ -52,6 +53,7 @@ struct launch_job {
     char dir[PATH_MAX];    /* private directory of the store socket; "" when none */
     char sock[PATH_MAX + 8]; /* store socket path; "" when none */
     char prog[PATH_MAX];   /* PROGRAM resolved through PATH */
+    char libhint[PATH_MAX];/* --shared-heap: the libhint.so to preload */
     int oversubscribed;
     int *core_of;          /* core of each rank, or NULL when ranks are not bound (bind.c) */
     struct store *store;
@@ -75,6 +77,7 @@ int launch_find_program(const char *prog, char *path, size_t cap); /* 0, 126 or 
 int launch_make_ids(struct launch_job *job);                       /* jobid and token */
 int launch_check_xvars(const struct launch_opts *o);                /* 0 or 2 */
 int launch_spawn_rank(struct launch_job *job, int rank);            /* 0 or -1 */
+int launch_find_libhint(struct launch_job *job);                    /* 0 or 2 */
 
 /* bind.c: 0, or the exit status for a placement request that cannot be met */
 int launch_plan_binding(struct launch_job *job);

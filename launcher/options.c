@@ -21,6 +21,8 @@ void launch_usage(FILE *to)
         "                          (H: level sizes outermost first; S: a permutation of levels, the first\n"
         "                          changing fastest; see hint-topo and docs/TOPOLOGY.md)\n"
         "  --report-bindings       print each rank's core\n"
+        "  --shared-heap           preload libhint so that even a program not linked with it gets the\n"
+        "                          shared-heap malloc (for programs that load hint later, e.g. by dlopen)\n"
         "  --nodes K               split the machine into K virtual nodes (only 1 for now)\n"
         "  --tag-output            prefix each output line with [rank]\n"
         "  --timeout SECONDS       end the job after SECONDS (exit 124)\n"
@@ -177,6 +179,10 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
         }
         if (strcmp(a, "--tag-output") == 0) {
             o->tag_output = 1;
+            continue;
+        }
+        if (strcmp(a, "--shared-heap") == 0) {
+            o->shared_heap = 1;
             continue;
         }
         if (strcmp(a, "--report-bindings") == 0) {

@@ -169,6 +169,8 @@ static int launch_env_replaced(const struct launch_opts *o, const char *e)
     for (int i = 0; i < o->nx; i++)
         if (launch_name_len(o->xvars[i]) == n && strncmp(o->xvars[i], e, n) == 0)
             return 1;
+    if (o->shared_heap && n == 10 && strncmp(e, "LD_PRELOAD", 10) == 0)
+        return 1; /* rebuilt with libhint first, see launch_rank_env */
     return 0;
 }
 
@@ -210,7 +212,7 @@ static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nb
     size_t n = 0, k = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + (size_t)o->nx + LAUNCH_NRESERVED + 1, sizeof *env);
+    char **env = calloc(n + (size_t)o->nx + LAUNCH_NRESERVED + 2, sizeof *env);
     if (!env)
         return NULL;
     for (size_t i = 0; i < n; i++)
@@ -234,6 +236,18 @@ static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nb
     env[k++] = launch_env_str("HINT_TOKEN", "", job->token);
     env[k++] = launch_env_fmt("HINT_OVERSUBSCRIBED", "%ld", job->oversubscribed);
     env[k++] = launch_env_fmt("HINT_LAUNCHER_PID", "%ld", (long)getpid());
+    if (o->shared_heap) {
+        /* libhint first, so its malloc serves unmodified programs too; whatever was preloaded
+           already stays after it */
+        const char *old = getenv("LD_PRELOAD");
+        char *val = launch_env_str("LD_PRELOAD", "", job->libhint);
+        if (val && old && *old) {
+            char *both = launch_env_str(val, ":", old);
+            free(val);
+            val = both;
+        }
+        env[k++] = val;
+    }
     for (size_t i = *nborrowed; i < k; i++) {
         if (!env[i]) {
             launch_env_free(env, *nborrowed, k);
@@ -313,4 +327,27 @@ out:
     launch_close_pair(errp);
     launch_env_free(env, nborrowed, SIZE_MAX);
     return st;
+}
+
+/* The libhint.so beside this hintrun: the build tree's when hintrun runs from it, else the
+   installed one. */
+int launch_find_libhint(struct launch_job *job)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    const char *candidates[2] = {HINT_BUILD_LIBHINT, HINT_INSTALL_LIBHINT};
+    if (strncmp(self, HINT_BUILD_ROOT "/", strlen(HINT_BUILD_ROOT) + 1) != 0) {
+        candidates[0] = HINT_INSTALL_LIBHINT;
+        candidates[1] = HINT_BUILD_LIBHINT;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (access(candidates[i], R_OK) == 0) {
+            snprintf(job->libhint, sizeof job->libhint, "%s", candidates[i]);
+            return 0;
+        }
+    }
+    fprintf(stderr, "hintrun: --shared-heap: libhint.so is neither at %s nor at %s\n", HINT_INSTALL_LIBHINT,
+            HINT_BUILD_LIBHINT);
+    return 2;
 }

@@ -18,6 +18,11 @@ const struct rt_env_doc rt_env_docs[] = {
     {"HINT_HEAP_SIZE", "half of /dev/shm's free space / ranks on the node, at most 1G",
      "bytes of shared heap per rank (K, M, G suffixes), rounded up to 64 MiB"},
     {"HINT_HEAP_STRICT", "0", "1: malloc returns NULL when the partition is full instead of falling back to glibc's heap"},
+    {"HINT_P2P_PATH", "auto",
+     "large messages: heap (receiver copies from the sender's heap buffer), cma (process_vm_readv), bounce "
+     "(through cells) or auto (heap when the send buffer is on the heap, else cma, else bounce)"},
+    {"HINT_P2P_STATS", "0", "1: each rank prints at finalize how many messages took each path"},
+    {"HINT_PACK_SEGMENT", "8 KiB of extent", "MARs plan segment, in elements (docs/DATATYPES.md)"},
     {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
     {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
     /* set by hintrun for its ranks; a program started without them is a singleton */
