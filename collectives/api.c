@@ -4,14 +4,15 @@
  * select.c pick and run an algorithm.
  *
  * Errors that every rank detects alike (bad group, root, op, type) return before any message
- * is sent, so nobody hangs. Derived (non-contiguous) datatypes are not accepted by collectives
- * yet: HINT_ERR_UNSUPPORTED.
+ * is sent, so nobody hangs. A call with a derived (non-contiguous) datatype is staged through
+ * contiguous bytes by derived.c.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/derived.h"
 #include "datatype/datatype.h"
 #include "runtime/runtime.h"
 
@@ -80,6 +81,8 @@ int hint_barrier(hint_group g)
 
 int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
 {
+    if (coll_is_derived(t))
+        return coll_derived_bcast(buf, count, t, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_BCAST, g);
     if (st == HINT_SUCCESS)
@@ -114,6 +117,8 @@ static int reduction_args(struct coll_args *a, size_t count, hint_type t, hint_o
 
 int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g)
 {
+    if (coll_is_derived(t))
+        return coll_derived_reduce(1, s, r, count, t, op, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_REDUCE, g);
     if (st == HINT_SUCCESS)
@@ -139,6 +144,8 @@ int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, i
 
 int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
 {
+    if (coll_is_derived(t))
+        return coll_derived_reduce(0, s, r, count, t, op, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLREDUCE, g);
     if (st == HINT_SUCCESS)
@@ -158,6 +165,8 @@ int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op
 
 int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g)
 {
+    if (coll_is_derived(t))
+        return coll_derived_reduce(2, s, r, rcount, t, op, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_REDUCE_SCATTER_BLOCK, g);
     if (st == HINT_SUCCESS)
@@ -200,7 +209,7 @@ static int block_pair(const struct coll_args *a, bool send_significant, size_t s
         return st;
     if (recv_significant && (st = block_bytes(rc, rtype, &rb)) != HINT_SUCCESS)
         return st;
-    if (send_significant && recv_significant && sb != rb)
+    if (send_significant && recv_significant && (sb != rb || coll_same_kind(stype, rtype) != HINT_SUCCESS))
         return HINT_ERR_TYPE; /* the type signatures of a block differ */
     if (rb != 0 && SIZE_MAX / rb < (size_t)a->size)
         return HINT_ERR_COUNT;
@@ -210,6 +219,8 @@ static int block_pair(const struct coll_args *a, bool send_significant, size_t s
 
 int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_blocks(0, s, sc, st_, r, rc, rt_, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_GATHER, g);
     if (st == HINT_SUCCESS)
@@ -236,6 +247,8 @@ int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hin
 
 int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_blocks(1, s, sc, st_, r, rc, rt_, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_SCATTER, g);
     if (st == HINT_SUCCESS)
@@ -262,6 +275,8 @@ int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hi
 
 int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_blocks(2, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLGATHER, g);
     if (st != HINT_SUCCESS)
@@ -283,6 +298,8 @@ int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, 
 
 int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_blocks(3, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLTOALL, g);
     if (st != HINT_SUCCESS)
@@ -345,6 +362,8 @@ static int to_bytes(const struct coll_args *a, const size_t counts[], const size
 int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
                  hint_type rt_, int root, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_vblocks(0, s, NULL, sc, st_, r, rcounts, 0, rdispls, rt_, root, g);
     struct coll_args a;
     struct vbytes rv = {0};
     int st = begin(&a, COLL_GATHERV, g);
@@ -384,6 +403,8 @@ int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t 
 int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r, size_t rc,
                   hint_type rt_, int root, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_vblocks(1, s, scounts, 0, st_, r, NULL, rc, sdispls, rt_, root, g);
     struct coll_args a;
     struct vbytes sv = {0};
     int st = begin(&a, COLL_SCATTERV, g);
@@ -423,6 +444,8 @@ int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[],
 int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
                     hint_type rt_, hint_group g)
 {
+    if (coll_is_derived(st_) || coll_is_derived(rt_))
+        return coll_derived_vblocks(2, s, NULL, sc, st_, r, rcounts, 0, rdispls, rt_, 0, g);
     struct coll_args a;
     struct vbytes rv = {0};
     int st = begin(&a, COLL_ALLGATHERV, g);
@@ -457,6 +480,8 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
 int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
                    const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g)
 {
+    if (coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_)))
+        return coll_derived_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g);
     struct coll_args a;
     struct vbytes sv = {0}, rv = {0};
     void *copy = NULL;

@@ -39,6 +39,8 @@ static struct hint_request_s *make_request(int kind, const void *buf, size_t cou
     r->type = t;
     r->bytes = count * dt_size(t);
     r->contig = dt_is_contig(t);
+    r->sig = dt_sig_basic(t);
+    dt_retain(t); /* the user may free a derived type before the wait */
     r->tag = tag;
     r->ctx = ctx;
     r->group = g;
@@ -96,6 +98,7 @@ static int retire(hint_request *rp, hint_status *st)
 {
     struct hint_request_s *r = *rp;
     int err = r->status.error;
+    dt_release(r->type);
     if (st) {
         *st = r->status;
         if (r->kind == RQ_RECV && r->peer != HINT_PROC_NULL)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datatype/datatype.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
@@ -47,7 +48,7 @@ void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)
         return;
     }
     size_t done = 0;
-    hint_pack_range(r->buf, r->count, r->type, off, dst, len, &done);
+    dt_pack_range_rep(r->buf, r->count, r->type, off, dst, len, &done, DT_REP_AUTO);
 }
 
 void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len)
@@ -57,7 +58,7 @@ void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len
         return;
     }
     size_t done = 0;
-    hint_unpack_range(src, len, off, r->buf, r->count, r->type, &done);
+    dt_unpack_range_rep(src, len, off, r->buf, r->count, r->type, &done, DT_REP_AUTO);
 }
 
 void rt_progress(void) { shm_progress(); }

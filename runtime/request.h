@@ -20,6 +20,7 @@ struct hint_request_s {
     uint8_t kind;          /* enum rq_kind */
     bool complete;         /* set once by the transport; then status is final */
     bool contig;           /* buf + offset is the packed stream (no datatype engine needed) */
+    int sig;               /* predefined kind of the type signature (DT_NONE: mixed) */
     void *buf;             /* user buffer (const for sends) */
     size_t count;
     hint_type type;

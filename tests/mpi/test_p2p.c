@@ -166,3 +166,19 @@ ParameterizedTest(struct path_case *c, p2p, buffer_kinds_and_paths, .timeout = 1
     cr_expect(strstr(res.output, want) != NULL, "path %s should give '%s':\n%s", c->path, want, res.output);
     free(res.output);
 }
+
+/* Derived datatypes in point to point and collectives (tests/mpi/derived.c). */
+ParameterizedTestParameters(derived, p2p_and_collectives)
+{
+    static int ps[] = {1, 2, 3, 4, 5, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, derived, p2p_and_collectives, .timeout = 120)
+{
+    const char *argv[] = {job_build_path("tests/mpi/derived"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0);
+    cr_expect_eq(res.status, 0, "%d ranks:\n%s", *np, res.output);
+    free(res.output);
+}

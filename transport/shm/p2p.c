@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "datatype/datatype.h"
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
@@ -182,6 +183,7 @@ static bool push_first(struct hint_request_s *r)
     cell->offset = 0;
     cell->len = (uint32_t)len;
     cell->path = (uint32_t)path;
+    cell->sig = r->sig;
     cell->addr = path == SHM_PATH_HEAP ? heap_offset(r->buf) : (uint64_t)(uintptr_t)r->buf;
     S.sent[eager ? SHM_NPATHS : path]++;
     if (len)
@@ -335,6 +337,12 @@ static bool single_copy(struct hint_request_s *r, int src, const struct shm_cell
     return true;
 }
 
+/* Both sides made of one predefined kind each must be of the same kind (bytes match any). */
+static bool signatures_match(int sent, int wanted)
+{
+    return sent == wanted || sent == DT_NONE || wanted == DT_NONE || sent == DT_BYTE || wanted == DT_BYTE;
+}
+
 /* r was posted and the first cell of a message from src matches it. */
 static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
 {
@@ -344,6 +352,8 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
     r->off = 0;
     if (cell->total > r->bytes)
         r->status.error = HINT_ERR_TRUNCATE;
+    else if (!signatures_match(cell->sig, r->sig))
+        r->status.error = HINT_ERR_TYPE; /* delivered as bytes all the same */
     take_payload(r, 0, cell);
     if (cell->kind == SHM_EAGER) {
         release_cell(src, cell, SHM_CELL_FREE);

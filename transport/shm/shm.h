@@ -85,7 +85,8 @@ struct shm_cell {
     uint32_t len;             /* payload bytes in this cell */
     uint32_t path;            /* RTS: enum shm_path */
     uint64_t addr;            /* RTS: heap offset (HEAP) or sender address (CMA) of the data */
-    char pad[SHM_CACHE_LINE - 56];
+    int32_t sig;              /* EAGER/RTS: predefined kind of the send type (DT_NONE: mixed) */
+    char pad[SHM_CACHE_LINE - 60];
     /* payload follows */
 };
 static_assert(sizeof(struct shm_cell) == SHM_CACHE_LINE, "cell header is one line");
