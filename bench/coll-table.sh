@@ -35,7 +35,10 @@ mapfile -t rows < <("$info" --algorithms | awk '/^  [a-z]/ {op=$1} /^    [a-z]/ 
       else
         cells="n/a: $(echo "$line" | tail -1 | cut -c1-60) | "
       fi
-      [ "$op" = barrier ] && cells="$cells$(echo "$sizes" | sed 's/[^,]*/ /g; s/,/| /g') | "
+      if [ "$op" = barrier ]; then   # one figure, in the first size column
+        n=$(echo "$sizes" | tr ',' '\n' | wc -l)
+        for _ in $(seq 2 "$n"); do cells="$cells | "; done
+      fi
       echo "| $op | $alg | $p | ${cells% | } |"
     done
   done
