@@ -61,6 +61,11 @@ static const struct coll_alg alltoall_algs[] = {
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
     ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
+    ALG("row", "shared heap: each rank copies every block into its own receive buffer", coll_shm_ok, alltoall_row),
+    ALG("column", "shared heap: each rank copies its own send buffer to every receiver", coll_shm_ok,
+        alltoall_column),
+    ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
+        alltoall_hilbert),
 };
 static const struct coll_alg alltoallv_algs[] = {
     ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),

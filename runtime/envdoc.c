@@ -23,6 +23,10 @@ const struct rt_env_doc rt_env_docs[] = {
      "(through cells) or auto (heap when the send buffer is on the heap, else cma, else bounce)"},
     {"HINT_P2P_STATS", "0", "1: each rank prints at finalize how many messages took each path"},
     {"HINT_PACK_SEGMENT", "8 KiB of extent", "MARs plan segment, in elements (docs/DATATYPES.md)"},
+    {"HINT_COPY", "hybrid",
+     "shared-heap collectives: temporal (memcpy), nt (non-temporal stores) or hybrid (temporal up to L2/ranks, "
+     "halved at run time while it pays, non-temporal beyond)"},
+    {"HINT_COPY_KERNEL", "auto", "non-temporal kernel: avx512, avx2, sse2 or memcpy (default: the widest this CPU has)"},
     {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
     {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
     /* set by hintrun for its ranks; a program started without them is a singleton */

@@ -69,3 +69,36 @@ ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout 
                  res.output);
     free(res.output);
 }
+
+/* The HINT alltoall's orders under each copy mode, at rank counts that are not powers of two
+   (and 16 for the Alg. 1 sub-grids): coll_check runs every alltoall algorithm. */
+struct copy_case {
+    char mode[16];
+    int np;
+};
+
+ParameterizedTestParameters(coll, alltoall_copy_modes)
+{
+    static const char *modes[] = {"temporal", "nt", "hybrid"};
+    static const int nps[] = {6, 12, 16, 17};
+    struct copy_case *c = cr_malloc(12 * sizeof *c);
+    size_t k = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 4; j++) {
+            snprintf(c[k].mode, sizeof c[k].mode, "%s", modes[i]);
+            c[k++].np = nps[j];
+        }
+    return cr_make_param_array(struct copy_case, c, k, NULL);
+}
+
+ParameterizedTest(struct copy_case *c, coll, alltoall_copy_modes, .timeout = 900)
+{
+    char env[64];
+    snprintf(env, sizeof env, "HINT_COPY=%s", c->mode);
+    const char *const extra[] = {env, NULL};
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), "alltoall", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
+    cr_expect_eq(res.status, 0, "alltoall, HINT_COPY=%s, %d ranks:\n%s", c->mode, c->np, res.output);
+    free(res.output);
+}

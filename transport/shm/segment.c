@@ -44,7 +44,7 @@ size_t shm_segment_size(int nlocal, uint32_t *payload)
     size_t size = align_up(sizeof(struct shm_seg_hdr), SHM_CACHE_LINE);
     size += (size_t)nlocal * sizeof(struct shm_rank_ctl);
     size += (size_t)nlocal * (size_t)nlocal * chan_stride;
-    size += (size_t)SHM_COLL_SLOTS * sizeof(struct shm_coll_slot);
+    size += (size_t)SHM_COLL_SLOTS * (sizeof(struct shm_coll_slot) + (size_t)nlocal * shm_coll_member_stride(nlocal));
     if (payload)
         *payload = p;
     return size;
@@ -82,7 +82,7 @@ static void layout(struct shm_node *n, uint32_t payload)
     h->ctl_off = align_up(sizeof(struct shm_seg_hdr), SHM_CACHE_LINE);
     h->chan_off = h->ctl_off + (uint64_t)n->nlocal * sizeof(struct shm_rank_ctl);
     h->coll_off = h->chan_off + (uint64_t)n->nlocal * (uint64_t)n->nlocal * h->chan_stride;
-    h->coll_stride = sizeof(struct shm_coll_slot);
+    h->coll_stride = sizeof(struct shm_coll_slot) + (size_t)n->nlocal * shm_coll_member_stride(n->nlocal);
     /* Slot 0 belongs to the world group from the start. */
     atomic_store(&shm_coll_slot(n, 0)->used, 1);
     atomic_store(&shm_coll_slot(n, 0)->refs, (uint32_t)n->nlocal);

@@ -10,7 +10,8 @@
  *   struct shm_coll_slot [SHM_COLL_SLOTS]  control and data of the shared-memory collectives
  *                                         of one group each (slot 0: the world)
  * Size: hdr + nlocal*128 + nlocal^2 * (64 + ncells * (64 + payload))
- *       + SHM_COLL_SLOTS * (4*64 + 2*SHM_COLL_CHUNK) (4.2 MiB); payload is the largest
+ *       + SHM_COLL_SLOTS * (4*64 + 2*SHM_COLL_CHUNK + nlocal * member area of 64 + 24*nlocal B)
+ *       (4.2 MiB + 64 * nlocal * (64 + 24 nlocal)); payload is the largest
  * power of two <= budget / (nlocal^2 * ncells) - 64, clamped to [256 B, 32 KiB], budget
  * HINT_SHM_BUDGET (default 48 MiB). So the segment stays under 64 MiB up to P = 64 (35 MiB) and
  * 128 (40 MiB); beyond that the 256 B floor makes it grow as P^2.
@@ -141,10 +142,30 @@ static inline struct shm_cell *shm_cell(const struct shm_node *n, struct shm_cha
 }
 static inline void *shm_payload(struct shm_cell *cell) { return cell + 1; }
 
+/* After each slot: one area per member of the group, where it publishes its buffers (heap
+   offsets) and, for the v variants, its counts and displacements (3 * nlocal values). */
+struct shm_coll_member {
+    uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
+    char pad[SHM_CACHE_LINE - 16];
+    uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P] in bytes (v variants) */
+};
+
+static inline size_t shm_coll_member_stride(int nlocal)
+{
+    return (sizeof(struct shm_coll_member) + 3 * sizeof(uint64_t) * (size_t)nlocal + SHM_CACHE_LINE - 1) /
+           SHM_CACHE_LINE * SHM_CACHE_LINE;
+}
+
 static inline struct shm_coll_slot *shm_coll_slot(const struct shm_node *n, int i)
 {
     return (struct shm_coll_slot *)((char *)n->base + n->hdr->coll_off + (size_t)i * n->hdr->coll_stride);
 }
+static inline struct shm_coll_member *shm_coll_member(const struct shm_node *n, int slot, int member)
+{
+    return (struct shm_coll_member *)((char *)shm_coll_slot(n, slot) + sizeof(struct shm_coll_slot) +
+                                      (size_t)member * shm_coll_member_stride(n->nlocal));
+}
+
 /* Take a free slot for a group of `members` ranks (reset, refs = members); -1 when none. */
 int shm_coll_slot_acquire(const struct shm_node *n, int members);
 /* A member is done with the slot; the last one frees it. */

@@ -1,0 +1,173 @@
+/*
+ * collectives/copy.c — copy kernels (see copy.h). The non-temporal loops align the destination
+ * with ordinary stores, stream whole vectors with unaligned loads (the source may have any
+ * alignment), and copy the tail plainly. A C reference (memcpy) is what the tests compare with.
+ */
+#include <hwloc.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectives/copy.h"
+#include "runtime/runtime.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define COPY_X86 1
+#endif
+
+typedef void (*nt_fn)(void *dst, const void *src, size_t n);
+
+#ifdef COPY_X86
+/* Copy plainly up to the first `align`-aligned destination byte; returns bytes done. */
+static size_t head(void *dst, const void *src, size_t n, size_t align)
+{
+    size_t mis = (uintptr_t)dst & (align - 1), h = mis ? align - mis : 0;
+    if (h > n)
+        h = n;
+    memcpy(dst, src, h);
+    return h;
+}
+
+static void nt_sse2(void *dst, const void *src, size_t n)
+{
+    size_t i = head(dst, src, n, 16);
+    char *d = dst;
+    const char *s = src;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + i, s + i, n - i);
+}
+
+__attribute__((target("avx2"))) static void nt_avx2(void *dst, const void *src, size_t n)
+{
+    size_t i = head(dst, src, n, 32);
+    char *d = dst;
+    const char *s = src;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 32), b);
+        _mm256_stream_si256((__m256i *)(d + i + 64), c);
+        _mm256_stream_si256((__m256i *)(d + i + 96), e);
+    }
+    memcpy(d + i, s + i, n - i);
+}
+
+__attribute__((target("avx512f"))) static void nt_avx512(void *dst, const void *src, size_t n)
+{
+    size_t i = head(dst, src, n, 64);
+    char *d = dst;
+    const char *s = src;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(s + i));
+        __m512i b = _mm512_loadu_si512((const void *)(s + i + 64));
+        __m512i c = _mm512_loadu_si512((const void *)(s + i + 128));
+        __m512i e = _mm512_loadu_si512((const void *)(s + i + 192));
+        _mm512_stream_si512((void *)(d + i), a);
+        _mm512_stream_si512((void *)(d + i + 64), b);
+        _mm512_stream_si512((void *)(d + i + 128), c);
+        _mm512_stream_si512((void *)(d + i + 192), e);
+    }
+    memcpy(d + i, s + i, n - i);
+}
+#endif
+
+static void nt_plain(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+
+static nt_fn chosen;
+static const char *chosen_name = "memcpy";
+
+static void choose(void)
+{
+    chosen = nt_plain;
+#ifdef COPY_X86
+    __builtin_cpu_init();
+    const char *force = rt_env_str("HINT_COPY_KERNEL", "auto");
+    if (__builtin_cpu_supports("avx512f") && (!strcmp(force, "auto") || !strcmp(force, "avx512"))) {
+        chosen = nt_avx512;
+        chosen_name = "avx512";
+    } else if (__builtin_cpu_supports("avx2") && (!strcmp(force, "auto") || !strcmp(force, "avx2"))) {
+        chosen = nt_avx2;
+        chosen_name = "avx2";
+    } else if (strcmp(force, "memcpy") != 0) {
+        chosen = nt_sse2; /* every x86-64 has SSE2 */
+        chosen_name = "sse2";
+    }
+#endif
+}
+
+void copy_nt(void *dst, const void *src, size_t n)
+{
+    if (chosen == NULL)
+        choose();
+    chosen(dst, src, n);
+}
+
+const char *copy_nt_kernel(void)
+{
+    if (chosen == NULL)
+        choose();
+    return chosen_name;
+}
+
+void copy_fence(void)
+{
+#ifdef COPY_X86
+    _mm_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+void copy_hybrid(void *dst, const void *src, size_t n, size_t T)
+{
+    if (n < T) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(dst, src, T);
+    copy_nt((char *)dst + T, (const char *)src + T, n - T);
+}
+
+int copy_mode_from_env(void)
+{
+    const char *m = rt_env_str("HINT_COPY", "hybrid");
+    if (!strcmp(m, "temporal"))
+        return COPY_TEMPORAL;
+    if (!strcmp(m, "nt"))
+        return COPY_NT;
+    if (strcmp(m, "hybrid") != 0)
+        RT_ERR("coll", "HINT_COPY=%s is not temporal, nt or hybrid; using hybrid", m);
+    return COPY_HYBRID;
+}
+
+size_t copy_l2_bytes(void)
+{
+    static size_t l2;
+    if (l2)
+        return l2;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_L2CACHE, 0);
+        if (o && o->attr)
+            l2 = (size_t)o->attr->cache.size;
+        hwloc_topology_destroy(topo);
+    }
+    if (l2 == 0) {
+        long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        l2 = s > 0 ? (size_t)s : (size_t)1 << 20;
+    }
+    return l2;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""tests/bench/check_compare.py COMPARE BUILD OUT — run bench/compare tiny and check what it writes.
+
+TAP output. Expected libraries: hint always; a peer when BUILD/bench/mpi/hint-bench-<peer> exists
+and its launcher is on PATH (otherwise compare must skip it with a note and still succeed).
+"""
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+compare, build, out = sys.argv[1:4]
+results = []
+
+
+def check(ok, what, detail=""):
+    results.append((bool(ok), what, detail))
+    return ok
+
+
+def run(args, timeout=240):
+    return subprocess.run([sys.executable, compare] + args, capture_output=True, text=True, timeout=timeout)
+
+
+TITLE = {"hint": "hint", "openmpi": "Open MPI", "mpich": "MPICH"}
+LAUNCHER = {"openmpi": "mpirun.openmpi", "mpich": "mpiexec.mpich"}
+expected = ["hint"] + [p for p in ("openmpi", "mpich")
+                       if os.access(os.path.join(build, "bench", "mpi", "hint-bench-" + p), os.X_OK)
+                       and shutil.which(LAUNCHER[p])]
+missing = [p for p in ("openmpi", "mpich") if p not in expected]
+
+# 1. --help
+r = run(["--help"], timeout=30)
+check(r.returncode == 0 and "--ops" in r.stdout and "ratio" in r.stdout.lower(), "--help prints the usage")
+
+# 2. the tiny comparison
+out1 = os.path.join(out, "tiny")
+shutil.rmtree(out, ignore_errors=True)
+r = run(["--build", build, "--ops", "alltoall", "--sizes", "8,1K", "--nps", "2", "--reps", "1",
+         "--iters", "20", "--warmup", "2", "--timeout", "120", "--out", out1])
+check(r.returncode == 0, f"compare exits 0 (libraries expected: {','.join(expected)})",
+      r.stderr[-2000:])
+rows = []
+try:
+    with open(os.path.join(out1, "compare.csv")) as f:
+        rows = list(csv.DictReader(f))
+except OSError as e:
+    check(False, "compare.csv is readable", str(e))
+for kind in ("run", "median"):
+    for lib in expected:
+        got = sorted(int(x["bytes"]) for x in rows if x["kind"] == kind and x["library"] == lib)
+        check(got == [8, 1024], f"compare.csv: {kind} rows of {lib} for 8 and 1024 bytes", f"got {got}")
+for lib in missing:
+    check(not any(x["library"] == lib for x in rows), f"compare.csv: no rows of the missing peer {lib}")
+sane = True
+for x in rows:
+    try:
+        avg, lo, hi = float(x["avg"]), float(x["min"]), float(x["max"])
+        sane &= x["op"] == "alltoall" and x["P"] == "2" and x["unit"] == "us"
+        sane &= all(math.isfinite(v) and 0 < v < 1e7 for v in (avg, lo, hi)) and lo <= avg * 1.0001 <= hi * 1.0002
+    except (KeyError, ValueError):
+        sane = False
+check(rows and sane, "compare.csv: every latency positive, finite, below 10 s, min <= avg <= max")
+
+md = ""
+try:
+    with open(os.path.join(out1, "compare.md")) as f:
+        md = f.read()
+except OSError as e:
+    check(False, "compare.md is readable", str(e))
+check("below 1 hint is faster" in md, "compare.md says how to read the ratio")
+check("## alltoall, P=2" in md, "compare.md has the alltoall P=2 table")
+table = [l for l in md.splitlines() if l.startswith("| 8 |") or l.startswith("| 1024 |")]
+check(len(table) == 2, "compare.md has one row per size", "\n".join(table))
+peers = [p for p in expected if p != "hint"]
+for line in table:
+    cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
+    # bytes, one value per library, hint's algorithm, one ratio per peer
+    ok = len(cells) == 1 + len(expected) + 1 + len(peers)
+    try:
+        vals = [float(c) for c in cells[1:1 + len(expected)]]
+        ratios = [float(c) for c in cells[2 + len(expected):]]
+        ok &= all(v > 0 for v in vals + ratios)
+        h = vals[0]
+        ok &= all(abs(rt - h / v) <= 0.06 * rt + 0.01 for rt, v in zip(ratios, vals[1:]))
+    except ValueError:
+        ok = False
+    check(ok, f"compare.md row '{cells[0]}': values and ratios hint/peer agree", line)
+for lib in missing:
+    check(f"{TITLE[lib]} skipped" in md, f"compare.md notes that {TITLE[lib]} was skipped")
+if shutil.which("gnuplot"):
+    try:
+        with open(os.path.join(out1, "plots", "alltoall-p2.png"), "rb") as f:
+            check(f.read(8) == b"\x89PNG\r\n\x1a\n", "plots/alltoall-p2.png is a PNG")
+    except OSError as e:
+        check(False, "plots/alltoall-p2.png exists", str(e))
+else:
+    check("gnuplot is not installed" in md, "compare.md notes that plots were skipped")
+check(not os.path.exists(os.path.join(out1, "tmp")), "the runs' TMPDIR was removed")
+check(os.path.getsize(os.path.join(out1, "commands.txt")) > 0, "commands.txt lists the runs")
+
+# 3. a peer that is missing is skipped with a note, not a failure
+out2 = os.path.join(out, "missing-peer")
+r = run(["--build", build, "--libs", "hint,mpich", "--launcher-mpich", "/nonexistent/mpiexec.mpich",
+         "--ops", "barrier", "--nps", "2", "--reps", "1", "--iters", "20", "--no-plots", "--out", out2])
+md2 = open(os.path.join(out2, "compare.md")).read() if os.path.exists(os.path.join(out2, "compare.md")) else ""
+check(r.returncode == 0 and "MPICH skipped" in md2 and "| 0 |" in md2,
+      "a missing peer is skipped with a note and hint still runs", r.stderr[-1500:])
+
+print("TAP version 13")
+print(f"1..{len(results)}")
+for i, (ok, what, detail) in enumerate(results, 1):
+    print(f"{'ok' if ok else 'not ok'} {i} - {what}")
+    if not ok and detail:
+        for l in str(detail).splitlines()[-30:]:
+            print("  # " + l)
+sys.exit(0 if all(ok for ok, _, _ in results) else 1)
