@@ -51,8 +51,12 @@ int main(int argc, char **argv)
         for (long i = 0; i < B; i++)
             memcpy(send + (size_t)p * blk + (size_t)(i * B), rows + i * N + p * B, (size_t)B * sizeof(double));
 
-    double t0 = hint_wtime();
+    /* the first call also builds the group's copy schedule: time the second */
     st = hint_alltoall(send, blk, HINT_DOUBLE, recv, blk, HINT_DOUBLE, HINT_WORLD);
+    memset(recv, 0, (size_t)(B * N) * sizeof *recv);
+    double t0 = hint_wtime();
+    if (st == HINT_SUCCESS)
+        st = hint_alltoall(send, blk, HINT_DOUBLE, recv, blk, HINT_DOUBLE, HINT_WORLD);
     double t = hint_wtime() - t0;
     const char *alg = "?";
     hint_coll_last("alltoall", &alg);
@@ -72,7 +76,8 @@ int main(int argc, char **argv)
     hint_reduce(&t, &tmax, 1, HINT_DOUBLE, HINT_MAX, 0, HINT_WORLD);
     if (rank == 0) {
         printf("hint %s: transpose of a %ld x %ld matrix of doubles over %d ranks\n", HINT_VERSION_STRING, N, N, P);
-        printf("  alltoall of %zu bytes per pair: %.1f us (slowest rank), algorithm %s\n", blk * sizeof(double),
+        printf("  alltoall of %zu bytes per pair: %.1f us (second call, slowest rank), algorithm %s\n",
+               blk * sizeof(double),
                tmax * 1e6, alg);
         printf("  elements checked: %ld, wrong: %ld\n", N * N, total_wrong);
         printf("%s\n", total_wrong == 0 ? "OK" : "FAILED");
