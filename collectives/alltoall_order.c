@@ -35,6 +35,8 @@ struct order_cache {
     int mode;         /* enum copy_mode from HINT_COPY */
 };
 
+int coll_copy_override = -1;
+
 static void cache_free(void *p)
 {
     struct order_cache *c = p;
@@ -134,8 +136,9 @@ static int alltoall_order(struct coll_args *a, int kind)
             return alltoall_pairwise(a);
         }
     }
-    struct thresh *th = c->mode == COPY_HYBRID ? threshold_for(c, b, P) : NULL;
-    size_t T = c->mode == COPY_TEMPORAL ? SIZE_MAX : c->mode == COPY_NT ? 0 : th->T;
+    int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
+    struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, b, P) : NULL;
+    size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->T;
     double t0 = th ? hint_wtime() : 0;
     for (int i = 0; i < P; i++) {
         uint32_t s = tl[i].src, d = tl[i].dst;

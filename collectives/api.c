@@ -29,6 +29,7 @@ static int begin(struct coll_args *a, int op_id, hint_group g)
     a->g = g;
     a->rank = g->rank;
     a->size = g->size;
+    a->copy = -1;
     return HINT_SUCCESS;
 }
 

@@ -54,6 +54,7 @@ struct coll_args {
     int basic;             /* predefined kind of the elements, for reductions */
     hint_op op;
     const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes */
+    int copy;              /* enum copy_mode for the shared-heap algorithms; -1: HINT_COPY's */
 };
 
 struct coll_alg {
@@ -81,6 +82,10 @@ const char *coll_default_name(int op_id, int P, size_t bytes);
 const char *coll_forced_name(int op_id);
 void coll_select_reset(void);
 void coll_record(int op_id, const char *name);
+
+/* The copy mode the shared-heap algorithms use when no tuning rule gives one (-1: HINT_COPY);
+   set by tools/hint-tune while it measures each mode. */
+extern int coll_copy_override;
 
 /* ---- helpers for algorithms (collectives/util.c) ---- */
 static inline void copy_bytes(void *dst, const void *src, size_t n)

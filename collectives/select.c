@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/tune.h"
 #include "runtime/runtime.h"
 
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
@@ -240,12 +241,13 @@ static int fallback_mode(void)
     return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
 }
 
+/* Selection: forced (hint_coll_set, HINT_<OP>) > tuning file > online autotuning > defaults. */
 int coll_run(struct coll_args *a)
 {
     const struct coll_table *t = &coll_tables[a->op_id];
     if (!env_read)
         read_env();
-    int pick = forced[a->op_id] - 1;
+    int pick = forced[a->op_id] - 1, copy = -1;
     if (pick >= 0) {
         const struct coll_alg *alg = &t->algs[pick];
         if (alg->applicable && !alg->applicable(a)) {
@@ -258,10 +260,25 @@ int coll_run(struct coll_args *a)
             pick = -1;
         }
     }
+    if (pick < 0 && tune_lookup(a, &pick, &copy)) {
+        const struct coll_alg *alg = &t->algs[pick];
+        if (alg->applicable && !alg->applicable(a))
+            pick = -1; /* the file's choice cannot run here (e.g. no collective slot) */
+        else
+            a->copy = copy;
+    }
+    int tuning = pick < 0 ? autotune_pick(a) : -1;
+    if (tuning >= 0)
+        pick = tuning;
     if (pick < 0)
         pick = t->choose(a);
     last_ran[a->op_id] = t->algs[pick].name;
-    return t->algs[pick].run(a);
+    if (tuning < 0)
+        return t->algs[pick].run(a);
+    double t0 = hint_wtime();
+    int st = t->algs[pick].run(a);
+    autotune_record(a, pick, hint_wtime() - t0);
+    return st;
 }
 
 const char *coll_default_name(int op_id, int P, size_t bytes)

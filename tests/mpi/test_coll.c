@@ -102,3 +102,20 @@ ParameterizedTest(struct copy_case *c, coll, alltoall_copy_modes, .timeout = 900
     cr_expect_eq(res.status, 0, "alltoall, HINT_COPY=%s, %d ranks:\n%s", c->mode, c->np, res.output);
     free(res.output);
 }
+
+/* HINT_AUTOTUNE=1: trials, then one order kept by every rank (tests/mpi/autotune.c). */
+ParameterizedTestParameters(coll, autotune)
+{
+    static int ps[] = {2, 3, 4, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, autotune, .timeout = 120)
+{
+    const char *argv[] = {job_build_path("tests/mpi/autotune"), NULL};
+    const char *const env[] = {"HINT_AUTOTUNE=1", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, env, &res), 0);
+    cr_expect_eq(res.status, 0, "%d ranks:\n%s", *np, res.output);
+    free(res.output);
+}

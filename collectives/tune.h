@@ -1,0 +1,34 @@
+/*
+ * collectives/tune.h — selection beyond the built-in defaults: a JSON tuning file
+ * (HINT_TUNING_FILE, written by tools/hint-tune) and online autotuning (HINT_AUTOTUNE=1).
+ *
+ * File format (version 1): per operation, per rank count, rules tried in order; the first whose
+ * max_bytes (bytes per block) is not exceeded wins; a rule without max_bytes matches any size.
+ *   { "version": 1,
+ *     "alltoall": [ { "P": 8, "rules": [ { "max_bytes": 128, "algorithm": "linear" },
+ *                                       { "algorithm": "hilbert", "copy": "nt" } ] } ] }
+ * "copy" (temporal | nt | hybrid) applies to the shared-heap algorithms. An unknown operation,
+ * algorithm or copy mode, or a malformed file, is reported once with the JSON path and the
+ * whole file is ignored. A P with no entry falls to autotuning or the defaults.
+ */
+#ifndef HINT_COLL_TUNE_H
+#define HINT_COLL_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct coll_args;
+
+/* The algorithm (index in the op's table) and copy mode (-1: default) the tuning file gives for
+   these arguments; false when it says nothing. */
+bool tune_lookup(const struct coll_args *a, int *alg, int *copy);
+/* Load and check a tuning file; HINT_SUCCESS or HINT_ERR_ARG with the problem in msg. */
+int tune_load_file(const char *path, char *msg, size_t len);
+void tune_unload(void);
+
+/* Online autotuning: the candidate to run for this call (index), or -1 when not tuning this op.
+   After the call, tune_record() with the call's duration. The pick is agreed by all ranks. */
+int autotune_pick(struct coll_args *a);
+void autotune_record(struct coll_args *a, int alg, double seconds);
+
+#endif
