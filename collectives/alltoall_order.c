@@ -1,5 +1,5 @@
 /*
- * alltoall row / column / hilbert — the HINT paper's single-copy alltoall (Alg. 3) over the
+ * alltoall and alltoallv row / column / hilbert — the HINT paper's single-copy alltoall (Alg. 3) over the
  * shared heap: every rank publishes the heap offsets of its send and receive buffers in the
  * group's collective slot, a barrier, then each rank copies its own list of P blocks (the
  * order's tuples, Alg. 1-2, built once per group) straight from the sender's buffer into the
@@ -9,6 +9,7 @@
  * (single copy through CMA for large blocks). Any P.
  * Cost: 2 barriers + P block copies per rank, no message at all; each block is copied once.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -114,26 +115,49 @@ static uint64_t offset_of(const void *p, size_t bytes)
     return a == UINT64_MAX || b == UINT64_MAX ? UINT64_MAX : a;
 }
 
-static int alltoall_order(struct coll_args *a, int kind)
+/* Extent of a v buffer: the end of its furthest block. */
+static size_t v_extent(const size_t *counts, const size_t *displs, int P)
+{
+    size_t end = 0;
+    for (int p = 0; p < P; p++)
+        if (counts[p] && displs[p] + counts[p] > end)
+            end = displs[p] + counts[p];
+    return end;
+}
+
+/* Alg. 3 for alltoall (v = false) and alltoallv (v = true): publish, barrier, copy my tuples,
+   fence, barrier. For the v variant each rank also publishes its send counts and displacements
+   and its receive displacements, so any rank can locate any block. */
+static int order_copy(struct coll_args *a, int kind, bool v)
 {
     const struct order_tuple *tl = coll_order_tuples(a->g, kind);
     struct order_cache *c = cache_of(a->g);
     if (tl == NULL || c == NULL)
         return HINT_ERR_NOMEM;
     int P = a->size, slot = a->g->shm_slot;
-    size_t b = a->block, all = b * (size_t)P;
+    size_t b = a->block;
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
-    me->soff = offset_of(a->sbuf, all);
-    me->roff = offset_of(a->rbuf, all);
-    int st = barrier_shm(a); /* publishes the offsets (release/acquire through the barrier) */
+    if (v) {
+        for (int p = 0; p < P; p++) {
+            me->v[p] = a->scounts[p];
+            me->v[P + p] = a->sdispls[p];
+            me->v[2 * P + p] = a->rdispls[p];
+        }
+        me->soff = offset_of(a->sbuf, v_extent(a->scounts, a->sdispls, P));
+        me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
+    } else {
+        me->soff = offset_of(a->sbuf, b * (size_t)P);
+        me->roff = offset_of(a->rbuf, b * (size_t)P);
+    }
+    int st = barrier_shm(a); /* publishes (release/acquire through the barrier) */
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {
         struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
         if (m->soff == UINT64_MAX || m->roff == UINT64_MAX) {
             /* every rank sees the same offsets: all fall back, and say so */
-            coll_record(COLL_ALLTOALL, "pairwise");
-            return alltoall_pairwise(a);
+            coll_record(a->op_id, "pairwise");
+            return v ? alltoallv_pairwise(a) : alltoall_pairwise(a);
         }
     }
     int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
@@ -141,10 +165,13 @@ static int alltoall_order(struct coll_args *a, int kind)
     size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->T;
     double t0 = th ? hint_wtime() : 0;
     for (int i = 0; i < P; i++) {
-        uint32_t s = tl[i].src, d = tl[i].dst;
-        const char *from = heap_at(shm_coll_member(rt.shm, slot, (int)s)->soff) + (size_t)d * b;
-        char *to = heap_at(shm_coll_member(rt.shm, slot, (int)d)->roff) + (size_t)s * b;
-        copy_hybrid(to, from, b, T);
+        int s = (int)tl[i].src, d = (int)tl[i].dst;
+        struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
+        size_t n = v ? ms->v[d] : b;
+        const char *from = heap_at(ms->soff) + (v ? ms->v[P + d] : (size_t)d * b);
+        char *to = heap_at(md->roff) + (v ? md->v[2 * P + s] : (size_t)s * b);
+        if (n)
+            copy_hybrid(to, from, n, T);
     }
     copy_fence();
     if (th)
@@ -152,6 +179,9 @@ static int alltoall_order(struct coll_args *a, int kind)
     return barrier_shm(a);
 }
 
-int alltoall_row(struct coll_args *a) { return alltoall_order(a, ORDER_ROW); }
-int alltoall_column(struct coll_args *a) { return alltoall_order(a, ORDER_COLUMN); }
-int alltoall_hilbert(struct coll_args *a) { return alltoall_order(a, ORDER_HILBERT); }
+int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, false); }
+int alltoall_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, false); }
+int alltoall_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, false); }
+int alltoallv_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, true); }
+int alltoallv_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, true); }
+int alltoallv_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, true); }

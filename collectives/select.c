@@ -71,6 +71,11 @@ static const struct coll_alg alltoall_algs[] = {
 static const struct coll_alg alltoallv_algs[] = {
     ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
+    ALG("row", "shared heap: each rank copies every block into its own receive buffer", coll_shm_ok, alltoallv_row),
+    ALG("column", "shared heap: each rank copies its own send buffer to every receiver", coll_shm_ok,
+        alltoallv_column),
+    ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
+        alltoallv_hilbert),
 };
 static const struct coll_alg rsb_algs[] = {
     ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,

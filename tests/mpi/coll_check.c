@@ -85,7 +85,8 @@ static void check_ran(struct ctx *c, size_t bytes)
     RC_OK(hint_coll_last(c->op, &ran));
     RC_CHECK(ran != NULL);
     /* off the heap, the shared-heap algorithms hand over to pairwise exchange, and report it */
-    bool heap_alg = !strcmp(c->alg, "row") || !strcmp(c->alg, "column") || !strcmp(c->alg, "hilbert");
+    bool heap_alg = !strcmp(c->alg, "row") || !strcmp(c->alg, "column") || !strcmp(c->alg, "hilbert") ||
+                    !strcmp(c->alg, "morton");
     const char *want = use_mmap && heap_alg ? "pairwise" : c->alg;
     if (c->P > 1 && bytes > 0 && strcmp(ran, want) != 0)
         RC_FAIL("%s forced to %s ran %s (expected %s)", c->op, c->alg, ran, want);
