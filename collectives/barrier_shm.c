@@ -28,12 +28,12 @@ static bool released(void *arg)
     return atomic_load_explicit(&w->slot->release, memory_order_acquire) >= w->epoch;
 }
 
-/* Ring every member of g but this rank. */
+/* Wake every member of g but this rank that sleeps (their waits read shared words). */
 void coll_ring_members(hint_group g)
 {
     for (int i = 0; i < g->size; i++)
         if (i != g->rank)
-            shm_ring(rt.shm, g->world[i]);
+            shm_wake(rt.shm, g->world[i]);
 }
 
 int barrier_shm(struct coll_args *a)

@@ -47,7 +47,7 @@ int bcast_shm(struct coll_args *a)
             wait_counter(&slot->seq[b], c + 1);
             memcpy(a->rbuf + off, slot->data[b], n);
             atomic_fetch_add_explicit(&slot->done[b], 1, memory_order_acq_rel);
-            shm_ring(rt.shm, root_world);
+            shm_wake(rt.shm, root_world);
         }
     }
     return HINT_SUCCESS;

@@ -56,7 +56,7 @@ void rt_wait_until(bool (*done)(void *), void *arg)
             sched_yield();
         } else {
             /* The timeout only bounds the cost of a missed wake-up; none is expected. */
-            shm_sleep(rt.shm, seen, 100 * 1000 * 1000L);
+            shm_sleep(rt.shm, seen, 100 * 1000 * 1000L, done, arg);
         }
     }
 }

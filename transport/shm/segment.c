@@ -238,12 +238,22 @@ void shm_ring(const struct shm_node *n, int local)
         futex(&c->bell, FUTEX_WAKE, 1, NULL);
 }
 
-void shm_sleep(const struct shm_node *n, uint32_t seen, long timeout_ns)
+void shm_wake(const struct shm_node *n, int local)
+{
+    struct shm_rank_ctl *c = shm_ctl(n, local);
+    /* Dekker with shm_sleep: the caller's store of the waited-for word must be visible before we
+       read `sleeping`, and the sleeper re-checks that word after setting `sleeping`. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&c->sleeping, memory_order_relaxed))
+        shm_ring(n, local);
+}
+
+void shm_sleep(const struct shm_node *n, uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg)
 {
     struct shm_rank_ctl *c = shm_ctl(n, n->me);
     struct timespec ts = {.tv_sec = timeout_ns / 1000000000L, .tv_nsec = timeout_ns % 1000000000L};
     atomic_store_explicit(&c->sleeping, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&c->bell, memory_order_seq_cst) == seen)
+    if (atomic_load_explicit(&c->bell, memory_order_seq_cst) == seen && !done(arg))
         futex(&c->bell, FUTEX_WAIT, seen, &ts);
     atomic_store_explicit(&c->sleeping, 0, memory_order_relaxed);
 }

@@ -27,6 +27,7 @@
 #include <assert.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SHM_CACHE_LINE 64
@@ -173,8 +174,12 @@ void shm_coll_slot_release(const struct shm_node *n, int slot);
 
 /* Tell rank `local` that there is something for it; wakes it if it sleeps. */
 void shm_ring(const struct shm_node *n, int local);
-/* Sleep until this rank's bell moves from `seen` (or timeout_ns passes). */
-void shm_sleep(const struct shm_node *n, uint32_t seen, long timeout_ns);
+/* Wake rank `local` only if it sleeps: for waits whose condition is a shared word the waiter
+   reads itself (barrier release, bcast counters), store that word first. Cheaper than
+   shm_ring, which every event that progress() is gated on must use. */
+void shm_wake(const struct shm_node *n, int local);
+/* Sleep until this rank's bell moves from `seen`, done(arg) holds, or timeout_ns passes. */
+void shm_sleep(const struct shm_node *n, uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg);
 
 #endif
 
