@@ -24,6 +24,7 @@ static const size_t sizes[] = {0, 1, 7, 64, 4096, 65536, 1 << 20};
 /* Test buffers: malloc (the shared heap) or, with HINT_TEST_BUFFERS=mmap, private mappings off
    the heap, so every algorithm is checked with both kinds. */
 static bool use_mmap;
+static bool bufs_on_heap; /* test buffers lie on the shared heap (not mmap, not HINT_HEAP=private) */
 
 static void *tb_alloc(size_t n)
 {
@@ -59,12 +60,14 @@ static void fill(unsigned char *b, size_t n, int who, int block)
         b[i] = gen(who, block, i);
 }
 
+static const char *current_alg = "";
+
 static void expect_block(const unsigned char *b, size_t n, int who, int block, const char *what)
 {
     for (size_t i = 0; i < n; i++)
         if (b[i] != gen(who, block, i))
-            RC_FAIL("%s: byte %zu of %zu of block from %d is %u, expected %u", what, i, n, who, b[i],
-                    gen(who, block, i));
+            RC_FAIL("%s (%s): byte %zu of %zu of block from %d is %u, expected %u", what, current_alg, i, n, who,
+                    b[i], gen(who, block, i));
 }
 
 struct ctx {
@@ -87,7 +90,7 @@ static void check_ran(struct ctx *c, size_t bytes)
     /* off the heap, the shared-heap algorithms hand over to pairwise exchange, and report it */
     bool heap_alg = !strcmp(c->alg, "row") || !strcmp(c->alg, "column") || !strcmp(c->alg, "hilbert") ||
                     !strcmp(c->alg, "morton");
-    const char *want = use_mmap && heap_alg ? "pairwise" : c->alg;
+    const char *want = !bufs_on_heap && heap_alg ? "pairwise" : c->alg;
     if (c->P > 1 && bytes > 0 && strcmp(ran, want) != 0)
         RC_FAIL("%s forced to %s ran %s (expected %s)", c->op, c->alg, ran, want);
 }
@@ -371,6 +374,32 @@ static void t_reduction(struct ctx *c, size_t bytes, int mode, bool in_place)
         sum_int(c, 7, mode, in_place);
 }
 
+static int find_op(const char *op);
+
+/* Whether the forced algorithm applies to blocks of n bytes (some only take small blocks). */
+static bool applicable_at(struct ctx *c, size_t n)
+{
+    const struct coll_table *t = &coll_tables[find_op(c->op)];
+    for (int i = 0; i < t->nalgs; i++)
+        if (!strcmp(t->algs[i].name, c->alg)) {
+            struct coll_args probe = {.op_id = find_op(c->op), .g = c->g, .size = c->P, .rank = c->r, .block = n};
+            return t->algs[i].applicable == NULL || t->algs[i].applicable(&probe);
+        }
+    return true;
+}
+
+/* One call of op with blocks of n bytes, for the status a forced algorithm gives. */
+static int call_sized(const char *op, hint_group g, int P, size_t n)
+{
+    if (strcmp(op, "alltoall") != 0)
+        RC_FAIL("no sized call for %s", op);
+    char *s = calloc((size_t)P, n), *r = calloc((size_t)P, n);
+    int st = hint_alltoall(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
+    free(s);
+    free(r);
+    return st;
+}
+
 static void run_op(struct ctx *c)
 {
     for (size_t k = 0; k < NSIZES; k++) {
@@ -381,6 +410,12 @@ static void run_op(struct ctx *c)
                         !strcmp(c->op, "gatherv") || !strcmp(c->op, "scatterv") || !strcmp(c->op, "reduce_scatter_block");
         if (per_peer && n * (size_t)c->P > (16u << 20))
             continue;
+        if (!applicable_at(c, n)) {
+            /* forced but not applicable at this size: the call must say so */
+            if (c->P > 1 && n > 0)
+                RC_EXPECT(call_sized(c->op, c->g, c->P, n), HINT_ERR_UNSUPPORTED);
+            continue;
+        }
         for (int ip = 0; ip < 2; ip++) {
             bool in_place = ip == 1;
             if (!strcmp(c->op, "barrier")) {
@@ -462,6 +497,7 @@ static void all_algorithms(const char *op, hint_group g)
             continue;
         }
         force(&c);
+        current_alg = c.alg;
         run_op(&c);
     }
     RC_OK(hint_coll_set(op, "auto"));
@@ -519,6 +555,9 @@ int main(int argc, char **argv)
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     use_mmap = getenv("HINT_TEST_BUFFERS") && !strcmp(getenv("HINT_TEST_BUFFERS"), "mmap");
+    void *probe = tb_alloc(64);
+    bufs_on_heap = hint_mem_shared(probe);
+    tb_free(probe);
     if (argc < 2)
         RC_FAIL("usage: coll_check OP");
     int P;
