@@ -41,6 +41,8 @@ int allgatherv_linear(struct coll_args *a);
 int alltoall_pairwise(struct coll_args *a);
 int alltoall_linear(struct coll_args *a);
 int alltoall_bruck(struct coll_args *a);
+bool alltoall_staged_ok(const struct coll_args *a);
+int alltoall_staged(struct coll_args *a);
 int alltoall_row(struct coll_args *a);
 int alltoall_column(struct coll_args *a);
 int alltoall_hilbert(struct coll_args *a);

@@ -81,6 +81,8 @@ const char *coll_default_name(int op_id, int P, size_t bytes);
 /* Forced algorithm name of an op or NULL (auto). */
 const char *coll_forced_name(int op_id);
 void coll_select_reset(void);
+/* Free the staging areas of freed groups (hint_finalize, after its fence). */
+void coll_staging_release_all(void);
 void coll_record(int op_id, const char *name);
 
 /* The copy mode the shared-heap algorithms use when no tuning rule gives one (-1: HINT_COPY);

@@ -67,6 +67,8 @@ static const struct coll_alg alltoall_algs[] = {
         alltoall_column),
     ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
         alltoall_hilbert),
+    ALG("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
+        alltoall_staged_ok, alltoall_staged),
 };
 static const struct coll_alg alltoallv_algs[] = {
     ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),

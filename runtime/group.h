@@ -18,7 +18,7 @@
 #define GRP_TAG_COLL (HINT_TAG_UB + 16) /* collectives use tags from here up */
 
 /* Slots for what the collectives and topology layers build once per group and reuse. */
-enum grp_cache_slot { GRP_CACHE_COLL = 0, GRP_CACHE_TOPO = 1, GRP_CACHE_TUNE = 2, GRP_CACHE_NSLOTS = 4 };
+enum grp_cache_slot { GRP_CACHE_COLL = 0, GRP_CACHE_TOPO = 1, GRP_CACHE_TUNE = 2, GRP_CACHE_STAGE = 3, GRP_CACHE_NSLOTS = 4 };
 
 struct hint_group_s {
     uint32_t magic;

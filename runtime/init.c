@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collectives/coll.h"
 #include "runtime/boot_proto.h"
 #include "runtime/group.h"
 #include "runtime/heap.h"
@@ -65,6 +66,7 @@ int hint_finalize(void)
     int st = rt.boot.singleton ? HINT_SUCCESS : boot_fence();
     grp_destroy(rt.world);
     rt.world = HINT_GROUP_NULL;
+    coll_staging_release_all(); /* after the fence: no peer reads them any more */
     shm_p2p_fini();
     shm_node_close(rt.shm);
     rt.shm = NULL;

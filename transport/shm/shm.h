@@ -147,7 +147,9 @@ static inline void *shm_payload(struct shm_cell *cell) { return cell + 1; }
    offsets) and, for the v variants, its counts and displacements (3 * nlocal values). */
 struct shm_coll_member {
     uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
-    char pad[SHM_CACHE_LINE - 16];
+    _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
+    uint64_t stage_off;        /* staged collectives: heap offset of this member's staging area */
+    char pad[SHM_CACHE_LINE - 32];
     uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P] in bytes (v variants) */
 };
 

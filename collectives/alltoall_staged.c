@@ -1,0 +1,111 @@
+/*
+ * alltoall shm — small blocks, one synchronisation: each rank copies its P blocks into its own
+ * staging area on the shared heap (half e % 2 for call e), publishes e in its flag, waits for
+ * every rank's flag e and copies its block out of each rank's staging area. No barrier: the send
+ * buffer is free once staged and the receive buffer is only written by its owner. A half is
+ * rewritten two calls later, when every reader has set its flag for the call in between, i.e.
+ * has finished reading it. For the same reason an area outlives its group: a slow peer may
+ * still read the last call's blocks after this rank freed the group, so freed areas wait for
+ * hint_finalize, which runs after a fence. Needs the shared heap (staging areas every rank can read), a
+ * collective slot, and blocks of at most SHM_STAGE_BLOCK bytes.
+ * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "collectives/algs.h"
+#include "runtime/heap.h"
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+#define SHM_STAGE_BLOCK 1024 /* bytes per block at most */
+
+struct staging {
+    char *area;             /* 2 halves of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
+    uint64_t epoch;         /* calls made */
+    struct staging *next;   /* on the retired list once its group is freed */
+};
+
+static struct staging *retired;
+
+/* The group is gone here, but peers may still be reading the last call: keep the area. */
+static void staging_retire(void *p)
+{
+    struct staging *s = p;
+    s->next = retired;
+    retired = s;
+}
+
+void coll_staging_release_all(void)
+{
+    while (retired) {
+        struct staging *s = retired;
+        retired = s->next;
+        heap_release(s->area);
+        free(s);
+    }
+}
+
+bool alltoall_staged_ok(const struct coll_args *a)
+{
+    return coll_shm_ok(a) && heap.active && a->block <= SHM_STAGE_BLOCK;
+}
+
+/* This rank's staging area, made on first use; its offset is published with the first call's
+   flag (the flag's release store covers it). */
+static struct staging *staging_of(struct coll_args *a)
+{
+    hint_group g = a->g;
+    if (g->cache[GRP_CACHE_STAGE] == NULL) {
+        struct staging *s = calloc(1, sizeof *s);
+        if (s == NULL)
+            return NULL;
+        s->area = heap_alloc(2 * (size_t)a->size * SHM_STAGE_BLOCK, 64, false);
+        if (s->area == NULL) {
+            free(s);
+            return NULL;
+        }
+        g->cache[GRP_CACHE_STAGE] = s;
+        g->cache_free[GRP_CACHE_STAGE] = staging_retire;
+        shm_coll_member(rt.shm, g->shm_slot, g->rank)->stage_off = heap_offset(s->area);
+    }
+    return g->cache[GRP_CACHE_STAGE];
+}
+
+struct flags_wait {
+    int slot, P;
+    uint64_t epoch;
+};
+
+static bool all_staged(void *arg)
+{
+    struct flags_wait *w = arg;
+    for (int p = 0; p < w->P; p++)
+        if (atomic_load_explicit(&shm_coll_member(rt.shm, w->slot, p)->flag, memory_order_acquire) < w->epoch)
+            return false;
+    return true;
+}
+
+int alltoall_staged(struct coll_args *a)
+{
+    struct staging *s = staging_of(a);
+    if (s == NULL)
+        return HINT_ERR_NOMEM; /* every rank's partition has room for this at once, or none has */
+    int P = a->size, slot = a->g->shm_slot;
+    size_t b = a->block, half = (size_t)P * SHM_STAGE_BLOCK;
+    uint64_t e = ++s->epoch;
+    char *mine = s->area + (e % 2) * half;
+    for (int d = 0; d < P; d++)
+        memcpy(mine + (size_t)d * SHM_STAGE_BLOCK, a->sbuf + (size_t)d * b, b);
+    atomic_store_explicit(&shm_coll_member(rt.shm, slot, a->rank)->flag, e, memory_order_release);
+    coll_ring_members(a->g);
+    struct flags_wait w = {slot, P, e};
+    if (!all_staged(&w))
+        rt_wait_until(all_staged, &w);
+    for (int src = 0; src < P; src++) {
+        const char *theirs = heap_at(shm_coll_member(rt.shm, slot, src)->stage_off) + (e % 2) * half;
+        memcpy(a->rbuf + (size_t)src * b, theirs + (size_t)a->rank * SHM_STAGE_BLOCK, b);
+    }
+    return HINT_SUCCESS;
+}
