@@ -70,8 +70,8 @@ ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout 
     free(res.output);
 }
 
-/* The HINT alltoall's orders under each copy mode, at rank counts that are not powers of two
-   (and 16 for the Alg. 1 sub-grids): coll_check runs every alltoall algorithm. */
+/* The HINT alltoall's orders under each copy mode for P in {1..8, 12, 16, 17} (issue 6's list):
+   coll_check runs every alltoall algorithm at every size, in place and not, world and split. */
 struct copy_case {
     char mode[16];
     int np;
@@ -80,11 +80,12 @@ struct copy_case {
 ParameterizedTestParameters(coll, alltoall_copy_modes)
 {
     static const char *modes[] = {"temporal", "nt", "hybrid"};
-    static const int nps[] = {6, 12, 16, 17};
-    struct copy_case *c = cr_malloc(12 * sizeof *c);
+    static const int nps[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 17};
+    size_t nnp = sizeof nps / sizeof nps[0];
+    struct copy_case *c = cr_malloc(3 * nnp * sizeof *c);
     size_t k = 0;
     for (size_t i = 0; i < 3; i++)
-        for (size_t j = 0; j < 4; j++) {
+        for (size_t j = 0; j < nnp; j++) {
             snprintf(c[k].mode, sizeof c[k].mode, "%s", modes[i]);
             c[k++].np = nps[j];
         }
