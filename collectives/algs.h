@@ -46,11 +46,13 @@ int alltoall_staged(struct coll_args *a);
 int alltoall_row(struct coll_args *a);
 int alltoall_column(struct coll_args *a);
 int alltoall_hilbert(struct coll_args *a);
+int alltoall_morton(struct coll_args *a);
 int alltoallv_linear(struct coll_args *a);
 int alltoallv_pairwise(struct coll_args *a);
 int alltoallv_row(struct coll_args *a);
 int alltoallv_column(struct coll_args *a);
 int alltoallv_hilbert(struct coll_args *a);
+int alltoallv_morton(struct coll_args *a);
 int reduce_scatter_block_reduce_scatter(struct coll_args *a);
 int reduce_scatter_block_ring(struct coll_args *a);
 

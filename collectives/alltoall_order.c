@@ -1,8 +1,9 @@
 /*
- * alltoall and alltoallv row / column / hilbert — the HINT paper's single-copy alltoall (Alg. 3) over the
+ * alltoall and alltoallv row / column / hilbert / morton — the HINT paper's single-copy alltoall (Alg. 3) over the
  * shared heap: every rank publishes the heap offsets of its send and receive buffers in the
  * group's collective slot, a barrier, then each rank copies its own list of P blocks (the
- * order's tuples, Alg. 1-2, built once per group) straight from the sender's buffer into the
+ * order's tuples, Alg. 1-2, built once per group; morton: the Morton paper's Z curve cut into
+ * P equal segments) straight from the sender's buffer into the
  * receiver's, with the hybrid temporal/non-temporal copy (Alg. 4), a store fence, a barrier.
  * Needs the group on one node with a collective slot; when any rank's buffer is off the heap,
  * every rank sees it in the published offsets and the call runs pairwise exchange instead
@@ -182,6 +183,8 @@ static int order_copy(struct coll_args *a, int kind, bool v)
 int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, false); }
 int alltoall_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, false); }
 int alltoall_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, false); }
+int alltoall_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, false); }
 int alltoallv_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, true); }
 int alltoallv_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, true); }
 int alltoallv_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, true); }
+int alltoallv_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, true); }

@@ -67,6 +67,8 @@ static const struct coll_alg alltoall_algs[] = {
         alltoall_column),
     ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
         alltoall_hilbert),
+    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the block matrix", coll_shm_ok,
+        alltoall_morton),
     ALG("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
         alltoall_staged_ok, alltoall_staged),
 };
@@ -78,6 +80,8 @@ static const struct coll_alg alltoallv_algs[] = {
         alltoallv_column),
     ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
         alltoallv_hilbert),
+    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the block matrix", coll_shm_ok,
+        alltoallv_morton),
 };
 static const struct coll_alg rsb_algs[] = {
     ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,

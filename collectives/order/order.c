@@ -9,7 +9,7 @@
 #include "collectives/order/order.h"
 #include "hint.h"
 
-static const char *const names[ORDER_NKINDS] = {"row", "column", "hilbert"};
+static const char *const names[ORDER_NKINDS] = {"row", "column", "hilbert", "morton"};
 
 const char *order_name(int kind) { return kind >= 0 && kind < ORDER_NKINDS ? names[kind] : "?"; }
 
@@ -40,6 +40,16 @@ int order_grid(int kind, int P, uint32_t *grid)
             else if (kind == ORDER_COLUMN)
                 grid[s * n + d] = s * n + d + 1;
         }
+    if (kind == ORDER_MORTON) {
+        if (P > 65535)
+            return HINT_ERR_ARG;
+        for (uint32_t z = 0; z < n * n; z++) {
+            uint32_t x, y;
+            morton_coords(n, n, z, &x, &y); /* the interleave itself when P is a power of two */
+            grid[(size_t)x * n + y] = z + 1;
+        }
+        return HINT_SUCCESS;
+    }
     if (kind != ORDER_HILBERT)
         return HINT_SUCCESS;
     if (is_pow2(P)) {
@@ -87,6 +97,8 @@ int order_tuples(int kind, int P, int rank, struct order_tuple *out)
 {
     if (P < 1 || rank < 0 || rank >= P || out == NULL || kind < 0 || kind >= ORDER_NKINDS)
         return HINT_ERR_ARG;
+    if (kind == ORDER_MORTON)
+        return morton_segment(P, rank, out); /* already in curve order, no P x P grid */
     uint32_t *grid = malloc((size_t)P * (size_t)P * sizeof *grid);
     if (grid == NULL)
         return HINT_ERR_NOMEM;
