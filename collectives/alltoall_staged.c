@@ -49,7 +49,8 @@ void coll_staging_release_all(void)
 
 bool alltoall_staged_ok(const struct coll_args *a)
 {
-    return coll_shm_ok(a) && heap.active && a->block <= SHM_STAGE_BLOCK;
+    /* without a group (hint_info asking about defaults) assume the heap is on, as it is by default */
+    return coll_shm_ok(a) && (a->g == NULL || heap.active) && a->block <= SHM_STAGE_BLOCK;
 }
 
 /* This rank's staging area, made on first use; its offset is published with the first call's

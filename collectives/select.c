@@ -128,13 +128,17 @@ static int choose_allgather(const struct coll_args *a)
     return is_pow2(a->size) ? 1 : 2;
 }
 static int choose_allgatherv(const struct coll_args *a) { return a->size <= 8 ? 1 : 0; }
-/* Measured on this machine (docs/BENCHMARKS.md): from 256 B per block the shared-heap orders
-   beat every message-based algorithm (P=2 4 KiB: 0.70 us against 1.4 us; P=8 1 MiB: 2.6 ms
-   against 3.6 ms); below, two barriers cost more than the messages. */
+/* Measured on this machine (docs/BENCHMARKS.md, hint-bench alltoall --algorithm NAME): up to
+   1 KiB per block the staged shm algorithm wins at every P (P=2 8 B: 0.40 us against 0.71-0.81
+   for the orders and linear; P=8: 5.4 us against 14.6-17.6); beyond, the shared-heap orders beat
+   the message-based algorithms (P=2 4 KiB: 0.66 us against 2.0; P=8 1 MiB: 2.6-2.8 ms against
+   3.7-4.4 ms), column at small P, Hilbert beyond. */
 static int choose_alltoall(const struct coll_args *a)
 {
+    if (alltoall_staged_ok(a))
+        return by_name(alltoall_algs, NALGS(alltoall_algs), "shm");
     if (a->block >= 256 && coll_shm_ok(a))
-        return by_name(alltoall_algs, NALGS(alltoall_algs), a->size == 2 ? "column" : "hilbert");
+        return by_name(alltoall_algs, NALGS(alltoall_algs), a->size <= 4 ? "column" : "hilbert");
     if (a->block <= 256 && a->size > 8)
         return 1;
     return a->block * (size_t)a->size <= (1u << 20) ? 2 : 0;
