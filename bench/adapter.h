@@ -14,6 +14,7 @@ int bk_init(int *argc, char ***argv);
 void bk_finalize(void);
 void bk_abort(int code);
 const char *bk_library(void); /* "hint 0.1.0", "Open MPI 4.1.4", ... */
+const char *bk_strerror(int status); /* what a failed call's status means */
 int bk_rank(void);
 int bk_size(void);
 double bk_wtime(void);

@@ -17,6 +17,7 @@ int bk_init(int *argc, char ***argv)
 void bk_finalize(void) { hint_finalize(); }
 void bk_abort(int code) { hint_abort(code); }
 const char *bk_library(void) { return library; }
+const char *bk_strerror(int status) { return hint_strerror(status); }
 int bk_rank(void)
 {
     int r;

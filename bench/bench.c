@@ -468,8 +468,10 @@ int main(int argc, char **argv)
         long warmup = o.warmup >= 0 ? o.warmup : (iters / 10 > 2 ? iters / 10 : 2);
         double t = 0;
         int bad = 0;
-        if (run_size(&o, n, iters, warmup, &t, &bad) != 0) {
-            fprintf(stderr, "hint-bench: rank %d: %s failed at %zu bytes\n", rank, op_names[o.op], n);
+        int rst = run_size(&o, n, iters, warmup, &t, &bad);
+        if (rst != 0) {
+            fprintf(stderr, "hint-bench: rank %d: %s failed at %zu bytes: %s\n", rank, op_names[o.op], n,
+                    rst < 0 ? "out of memory" : bk_strerror(rst));
             bk_abort(1);
         }
         double mn, mx, sum, avg;

@@ -27,18 +27,19 @@ mapfile -t rows < <("$info" --algorithms | awk '/^  [a-z]/ {op=$1} /^    [a-z]/ 
   for row in "${rows[@]}"; do
     read -r op alg <<<"$row"
     for p in $ps; do
-      s=$sizes
-      [ "$op" = barrier ] && s=0
-      line=$("$hintrun" -n "$p" "$bench" "$op" --algorithm "$alg" --sizes "$s" ${iters:+--iters $iters} --csv 2>&1) || true
-      if echo "$line" | grep -q "^hint"; then
-        cells=$(echo "$line" | grep "^hint" | awk -F, '{printf "%s | ", $5}')
-      else
-        cells="n/a: $(echo "$line" | tail -1 | cut -c1-60) | "
-      fi
-      if [ "$op" = barrier ]; then   # one figure, in the first size column
-        n=$(echo "$sizes" | tr ',' '\n' | wc -l)
-        for _ in $(seq 2 "$n"); do cells="$cells | "; done
-      fi
+      cells=""
+      for size in $(echo "$sizes" | tr ',' ' '); do
+        [ "$op" = barrier ] && size=0
+        line=$("$hintrun" -n "$p" "$bench" "$op" --algorithm "$alg" --sizes "$size" ${iters:+--iters $iters} --csv 2>&1) || true
+        if echo "$line" | grep -q "^hint"; then
+          cells="$cells$(echo "$line" | grep "^hint" | tail -1 | awk -F, '{print $5}') | "
+        elif echo "$line" | grep -q "not supported"; then
+          cells="${cells}n/a | "   # the algorithm does not apply at this size (HINT_ERR_UNSUPPORTED)
+        else
+          cells="${cells}failed | "
+        fi
+        [ "$op" = barrier ] && { n=$(echo "$sizes" | tr ',' '\n' | wc -l); for _ in $(seq 2 "$n"); do cells="$cells | "; done; break; }
+      done
       echo "| $op | $alg | $p | ${cells% | } |"
     done
   done

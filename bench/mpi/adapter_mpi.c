@@ -111,6 +111,16 @@ int bk_set_algorithm(const char *op, const char *name)
     (void)op;
     return name == NULL || strcmp(name, "auto") == 0 ? 0 : -1;
 }
+
+const char *bk_strerror(int status)
+{
+    static char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(status, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", status);
+    return text;
+}
+
 const char *bk_last_algorithm(const char *op)
 {
     (void)op;
