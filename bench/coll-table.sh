@@ -31,8 +31,8 @@ mapfile -t rows < <("$info" --algorithms | awk '/^  [a-z]/ {op=$1} /^    [a-z]/ 
       for size in $(echo "$sizes" | tr ',' ' '); do
         [ "$op" = barrier ] && size=0
         line=$("$hintrun" -n "$p" "$bench" "$op" --algorithm "$alg" --sizes "$size" ${iters:+--iters $iters} --csv 2>&1) || true
-        if echo "$line" | grep -q "^hint"; then
-          cells="$cells$(echo "$line" | grep "^hint" | tail -1 | awk -F, '{print $5}') | "
+        if echo "$line" | grep -q "^hint [0-9.]*,"; then
+          cells="$cells$(echo "$line" | grep "^hint [0-9.]*," | tail -1 | awk -F, '{print $5}') | "
         elif echo "$line" | grep -q "not supported"; then
           cells="${cells}n/a | "   # the algorithm does not apply at this size (HINT_ERR_UNSUPPORTED)
         else
