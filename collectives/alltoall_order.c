@@ -33,6 +33,8 @@ struct thresh {
 
 struct order_cache {
     struct order_tuple *tuples[ORDER_NKINDS];
+    struct order_tuple *numa;   /* NUMA-aware Morton list (numa_s sockets), built on first use */
+    int numa_s;
     struct thresh th[THRESH_SLOTS];
     int mode;         /* enum copy_mode from HINT_COPY */
 };
@@ -44,6 +46,7 @@ static void cache_free(void *p)
     struct order_cache *c = p;
     for (int k = 0; k < ORDER_NKINDS; k++)
         free(c->tuples[k]);
+    free(c->numa);
     free(c);
 }
 
@@ -75,6 +78,48 @@ const struct order_tuple *coll_order_tuples(hint_group g, int kind)
         c->tuples[kind] = t;
     }
     return c->tuples[kind];
+}
+
+/* Sockets (NUMA domains) the group's ranks are split into: HINT_VIRTUAL_SOCKETS=s cuts them into s
+   equal runs of consecutive ranks (so the code runs on a one-socket machine too); 1 when unset or
+   when s does not divide P. */
+int coll_sockets(int P)
+{
+    long s = rt_env_long("HINT_VIRTUAL_SOCKETS", 1, 1, 1 << 20);
+    return s > 1 && P % s == 0 ? (int)s : 1;
+}
+
+/* The Morton paper's NUMA-aware schedule (§2.4): with s sockets of q ranks, step j copies the
+   blocks from socket k + j (mod s) into this rank's own socket k; within a step the q x q bunch
+   is cut into q Morton segments, one per rank of the socket. Every rank writes only receive
+   buffers of its own socket. */
+static const struct order_tuple *numa_tuples(hint_group g)
+{
+    struct order_cache *c = cache_of(g);
+    int P = g->size, s = coll_sockets(P), q = P / s;
+    if (c == NULL)
+        return NULL;
+    if (c->numa && c->numa_s == s)
+        return c->numa;
+    free(c->numa);
+    c->numa = malloc((size_t)P * sizeof *c->numa);
+    struct order_tuple *seg = malloc((size_t)q * sizeof *seg);
+    if (c->numa == NULL || seg == NULL || order_tuples(ORDER_MORTON, q, g->rank % q, seg) != HINT_SUCCESS) {
+        free(seg);
+        free(c->numa);
+        c->numa = NULL;
+        return NULL;
+    }
+    int k = g->rank / q, n = 0;
+    for (int j = 0; j < s; j++) {
+        int from = (k + j) % s;
+        for (int i = 0; i < q; i++)
+            c->numa[n++] = (struct order_tuple){(uint32_t)(j * q * q) + seg[i].seq,
+                                                (uint32_t)(from * q) + seg[i].src, (uint32_t)(k * q) + seg[i].dst};
+    }
+    free(seg);
+    c->numa_s = s;
+    return c->numa;
 }
 
 /* get_runtime_threshold: start at L2 / ranks, halve while the local copy time improves. */
@@ -126,19 +171,20 @@ static size_t v_extent(const size_t *counts, const size_t *displs, int P)
     return end;
 }
 
-/* Alg. 3 for alltoall (v = false) and alltoallv (v = true): publish, barrier, copy my tuples,
-   fence, barrier. For the v variant each rank also publishes its send counts and displacements
-   and its receive displacements, so any rank can locate any block. */
-static int order_copy(struct coll_args *a, int kind, bool v)
+/* What is copied: the matrix's block (s, d) for each operation. */
+enum shape { ALLTOALL, ALLTOALLV, ALLGATHER, ALLGATHERV };
+
+/* Publish this rank's buffers (and for the v variants its counts and displacements). */
+static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *me)
 {
-    const struct order_tuple *tl = coll_order_tuples(a->g, kind);
-    struct order_cache *c = cache_of(a->g);
-    if (tl == NULL || c == NULL)
-        return HINT_ERR_NOMEM;
-    int P = a->size, slot = a->g->shm_slot;
+    int P = a->size;
     size_t b = a->block;
-    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
-    if (v) {
+    switch (sh) {
+    case ALLTOALL:
+        me->soff = offset_of(a->sbuf, b * (size_t)P);
+        me->roff = offset_of(a->rbuf, b * (size_t)P);
+        break;
+    case ALLTOALLV:
         for (int p = 0; p < P; p++) {
             me->v[p] = a->scounts[p];
             me->v[P + p] = a->sdispls[p];
@@ -146,20 +192,51 @@ static int order_copy(struct coll_args *a, int kind, bool v)
         }
         me->soff = offset_of(a->sbuf, v_extent(a->scounts, a->sdispls, P));
         me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
-    } else {
-        me->soff = offset_of(a->sbuf, b * (size_t)P);
+        break;
+    case ALLGATHER:
+        me->soff = offset_of(a->sbuf, b);
         me->roff = offset_of(a->rbuf, b * (size_t)P);
+        break;
+    case ALLGATHERV:
+        for (int p = 0; p < P; p++)
+            me->v[p] = a->rdispls[p];
+        me->v[P] = b; /* this rank's block */
+        me->soff = offset_of(a->sbuf, b);
+        me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
+        break;
     }
+}
+
+static int fallback(struct coll_args *a, enum shape sh)
+{
+    static const char *const names[] = {"pairwise", "pairwise", "ring", "ring"};
+    coll_record(a->op_id, names[sh]);
+    switch (sh) {
+    case ALLTOALL: return alltoall_pairwise(a);
+    case ALLTOALLV: return alltoallv_pairwise(a);
+    case ALLGATHER: return allgather_ring(a);
+    default: return allgatherv_ring(a);
+    }
+}
+
+/* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
+   kind < 0: the NUMA-aware Morton schedule. */
+static int order_copy(struct coll_args *a, int kind, enum shape sh)
+{
+    const struct order_tuple *tl = kind >= 0 ? coll_order_tuples(a->g, kind) : numa_tuples(a->g);
+    struct order_cache *c = cache_of(a->g);
+    if (tl == NULL || c == NULL)
+        return HINT_ERR_NOMEM;
+    int P = a->size, slot = a->g->shm_slot;
+    size_t b = a->block;
+    publish(a, sh, shm_coll_member(rt.shm, slot, a->rank));
     int st = barrier_shm(a); /* publishes (release/acquire through the barrier) */
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {
         struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
-        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX) {
-            /* every rank sees the same offsets: all fall back, and say so */
-            coll_record(a->op_id, "pairwise");
-            return v ? alltoallv_pairwise(a) : alltoall_pairwise(a);
-        }
+        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
+            return fallback(a, sh); /* every rank sees the same offsets: all fall back */
     }
     int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
     struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, b, P) : NULL;
@@ -168,11 +245,15 @@ static int order_copy(struct coll_args *a, int kind, bool v)
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
-        size_t n = v ? ms->v[d] : b;
-        const char *from = heap_at(ms->soff) + (v ? ms->v[P + d] : (size_t)d * b);
-        char *to = heap_at(md->roff) + (v ? md->v[2 * P + s] : (size_t)s * b);
+        size_t n = b, soff = 0, roff = (size_t)s * b;
+        switch (sh) {
+        case ALLTOALL: soff = (size_t)d * b; break;
+        case ALLTOALLV: n = ms->v[d]; soff = ms->v[P + d]; roff = md->v[2 * P + s]; break;
+        case ALLGATHER: break;
+        case ALLGATHERV: n = ms->v[P]; roff = md->v[s]; break;
+        }
         if (n)
-            copy_hybrid(to, from, n, T);
+            copy_hybrid(heap_at(md->roff) + roff, heap_at(ms->soff) + soff, n, T);
     }
     copy_fence();
     if (th)
@@ -180,11 +261,17 @@ static int order_copy(struct coll_args *a, int kind, bool v)
     return barrier_shm(a);
 }
 
-int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, false); }
-int alltoall_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, false); }
-int alltoall_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, false); }
-int alltoall_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, false); }
-int alltoallv_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, true); }
-int alltoallv_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, true); }
-int alltoallv_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, true); }
-int alltoallv_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, true); }
+int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, ALLTOALL); }
+int alltoall_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, ALLTOALL); }
+int alltoall_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, ALLTOALL); }
+int alltoall_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, ALLTOALL); }
+int alltoall_morton_numa(struct coll_args *a) { return order_copy(a, -1, ALLTOALL); }
+int alltoallv_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, ALLTOALLV); }
+int alltoallv_column(struct coll_args *a) { return order_copy(a, ORDER_COLUMN, ALLTOALLV); }
+int alltoallv_hilbert(struct coll_args *a) { return order_copy(a, ORDER_HILBERT, ALLTOALLV); }
+int alltoallv_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, ALLTOALLV); }
+int alltoallv_morton_numa(struct coll_args *a) { return order_copy(a, -1, ALLTOALLV); }
+int allgather_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, ALLGATHER); }
+int allgather_morton_numa(struct coll_args *a) { return order_copy(a, -1, ALLGATHER); }
+int allgatherv_morton(struct coll_args *a) { return order_copy(a, ORDER_MORTON, ALLGATHERV); }
+int allgatherv_morton_numa(struct coll_args *a) { return order_copy(a, -1, ALLGATHERV); }

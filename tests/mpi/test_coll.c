@@ -120,3 +120,35 @@ ParameterizedTest(int *np, coll, autotune, .timeout = 120)
     cr_expect_eq(res.status, 0, "%d ranks:\n%s", *np, res.output);
     free(res.output);
 }
+
+/* The Morton family (issue 7): plain and NUMA-aware, with 2 virtual sockets where P is even,
+   for issue 7's rank counts; coll_check runs every algorithm of the operation. */
+struct morton_case {
+    char op[16];
+    int np;
+};
+
+ParameterizedTestParameters(coll, morton_virtual_sockets)
+{
+    static const char *ops[] = {"allgather", "alltoall"};
+    static const int nps[] = {1, 2, 3, 5, 7, 8, 9, 16, 17, 32};
+    size_t nnp = sizeof nps / sizeof nps[0];
+    struct morton_case *c = cr_malloc(2 * nnp * sizeof *c);
+    size_t k = 0;
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < nnp; j++) {
+            snprintf(c[k].op, sizeof c[k].op, "%s", ops[i]);
+            c[k++].np = nps[j];
+        }
+    return cr_make_param_array(struct morton_case, c, k, NULL);
+}
+
+ParameterizedTest(struct morton_case *c, coll, morton_virtual_sockets, .timeout = 900)
+{
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *const env[] = {c->np % 2 == 0 ? "HINT_VIRTUAL_SOCKETS=2" : "HINT_VIRTUAL_SOCKETS=1", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
+    cr_expect_eq(res.status, 0, "%s with %d ranks, %s:\n%s", c->op, c->np, env[0], res.output);
+    free(res.output);
+}
