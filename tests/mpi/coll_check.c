@@ -22,12 +22,24 @@ static const size_t sizes[] = {0, 1, 7, 64, 4096, 65536, 1 << 20};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* Test buffers: malloc (the shared heap) or, with HINT_TEST_BUFFERS=mmap, private mappings off
-   the heap, so every algorithm is checked with both kinds. */
-static bool use_mmap;
+   the heap, or with HINT_TEST_BUFFERS=static, a static array (bump allocation, rewound when no
+   buffer is live), so every algorithm is checked with each kind. */
+static bool use_mmap, use_static;
+static _Alignas(64) unsigned char static_pool[40 << 20];
+static size_t static_used;
+static int static_live;
 static bool bufs_on_heap; /* test buffers lie on the shared heap (not mmap, not HINT_HEAP=private) */
 
 static void *tb_alloc(size_t n)
 {
+    if (use_static) {
+        size_t at = (static_used + 63) & ~(size_t)63;
+        if (at + n > sizeof static_pool)
+            RC_FAIL("static pool exhausted (%zu + %zu bytes)", at, n);
+        static_used = at + n;
+        static_live++;
+        return static_pool + at;
+    }
     if (!use_mmap)
         return malloc(n);
     size_t *p = mmap(NULL, n + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -37,10 +49,21 @@ static void *tb_alloc(size_t n)
     return (char *)p + 64;
 }
 
-static void *tb_calloc(size_t n, size_t s) { return tb_alloc(n * s); } /* mmap memory is zero */
+static void *tb_calloc(size_t n, size_t s)
+{
+    void *p = tb_alloc(n * s);
+    if (use_static)
+        memset(p, 0, n * s); /* mmap memory is zero already */
+    return p;
+}
 
 static void tb_free(void *q)
 {
+    if (use_static) {
+        if (--static_live == 0)
+            static_used = 0;
+        return;
+    }
     if (!use_mmap) {
         free(q);
         return;
@@ -565,6 +588,7 @@ int main(int argc, char **argv)
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     use_mmap = getenv("HINT_TEST_BUFFERS") && !strcmp(getenv("HINT_TEST_BUFFERS"), "mmap");
+    use_static = getenv("HINT_TEST_BUFFERS") && !strcmp(getenv("HINT_TEST_BUFFERS"), "static");
     void *probe = tb_alloc(64);
     bufs_on_heap = hint_mem_shared(probe);
     tb_free(probe);

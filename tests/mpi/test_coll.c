@@ -40,7 +40,7 @@ ParameterizedTest(struct coll_case *c, coll, algorithms, .timeout = 900)
     free(res.output);
 }
 
-/* The same with every buffer off the shared heap (private mmaps), at two rank counts. */
+/* The same with every buffer off the shared heap: private mmaps at 3 ranks, a static array at 4. */
 struct coll_mmap_case {
     char op[32];
     int np;
@@ -62,10 +62,10 @@ ParameterizedTestParameters(coll, algorithms_off_heap)
 ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout = 900)
 {
     const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
-    const char *const env[] = {"HINT_TEST_BUFFERS=mmap", NULL};
+    const char *const env[] = {c->np == 3 ? "HINT_TEST_BUFFERS=mmap" : "HINT_TEST_BUFFERS=static", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%s with %d ranks, mmap buffers, failed (status %d):\n%s", c->op, c->np, res.status,
+    cr_expect_eq(res.status, 0, "%s with %d ranks, %s, failed (status %d):\n%s", c->op, c->np, env[0], res.status,
                  res.output);
     free(res.output);
 }
