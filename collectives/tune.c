@@ -2,6 +2,7 @@
  * collectives/tune.c — the tuning file and online autotuning (see tune.h).
  *
  * Autotuning follows the HINT paper: for each (P, bytes per block, buffer pair) every candidate
+ * (alltoall: the copy orders; allgather: Morton and the message-based algorithms)
  * runs once as warm-up and then three times, back to back, and the fastest is kept. Each rank
  * times its own calls; the decision takes the slowest rank's time per candidate (one small
  * allreduce when the trials end), so every rank keeps the same algorithm.
@@ -210,16 +211,31 @@ static bool autotune_on(void)
 
 static void at_free(void *p) { free(p); }
 
-/* Candidates: the shared-heap orders for alltoall (the paper's set); nothing else yet. */
+/* Candidates: for alltoall the shared-heap orders (the HINT paper's set); for allgather the
+   Morton algorithms and the message-based ones they compete with. Only algorithms that apply to
+   this call, in the table's order, so every rank tries the same list. */
 static int candidates(const struct coll_args *a, int *out)
 {
-    if (a->op_id != COLL_ALLTOALL || !coll_shm_ok(a))
+    static const char *const a2a[] = {"row", "column", "hilbert", "morton"};
+    static const char *const agv[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
+    const char *const *names;
+    size_t nn;
+    if (a->op_id == COLL_ALLTOALL) {
+        names = a2a;
+        nn = sizeof a2a / sizeof a2a[0];
+    } else if (a->op_id == COLL_ALLGATHER) {
+        names = agv;
+        nn = sizeof agv / sizeof agv[0];
+    } else {
+        return 0;
+    }
+    if (!coll_shm_ok(a))
         return 0;
     int n = 0;
-    static const char *const names[] = {"row", "column", "hilbert", "morton"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int k = alg_index(COLL_ALLTOALL, names[i]);
-        if (k >= 0)
+    for (size_t i = 0; i < nn && n < 8; i++) {
+        int k = alg_index(a->op_id, names[i]);
+        const struct coll_alg *alg = k >= 0 ? &coll_tables[a->op_id].algs[k] : NULL;
+        if (alg && (alg->applicable == NULL || alg->applicable(a)))
             out[n++] = k;
     }
     return n;

@@ -8,7 +8,7 @@ const struct rt_env_doc rt_env_docs[] = {
     {"HINT_<OP>", "auto",
      "force the algorithm of a collective, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms)"},
     {"HINT_TUNING_FILE", "(none)", "JSON tuning file (written by hint-tune) choosing algorithms and copy modes per op, P and size"},
-    {"HINT_AUTOTUNE", "0", "1: try each shared-heap alltoall order (1 warm-up + 3 runs) per size and buffer pair, keep the fastest"},
+    {"HINT_AUTOTUNE", "0", "1: try each candidate (alltoall: the shared-heap orders; allgather: morton and the message-based ones; 1 warm-up + 3 runs) per size and buffer pair, keep the fastest"},
     {"HINT_COLL_FALLBACK", "error",
      "when a forced algorithm cannot run: error (HINT_ERR_UNSUPPORTED), warn or silent (run the default)"},
     {"HINT_WAIT_SPIN_US", "0", "microseconds a waiting rank spins (pause loop) before it polls with sched_yield"},

@@ -47,18 +47,44 @@ static void run(size_t block, int P, int *kept)
     free(r);
 }
 
+/* allgather: the Morton algorithms against the message-based ones, one kept everywhere */
+static int run_allgather(size_t b, int P)
+{
+    static const char *const names[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
+    unsigned char *s = malloc(b), *r = malloc(b * (size_t)P);
+    const char *prev = NULL;
+    for (int it = 0; it < 40; it++) {
+        memset(s, (rc_rank + it) & 0xff, b);
+        RC_OK(hint_allgather(s, b, HINT_BYTE, r, b, HINT_BYTE, HINT_WORLD));
+        for (int p = 0; p < P; p++)
+            RC_CHECK(r[(size_t)p * b] == ((p + it) & 0xff) && r[(size_t)p * b + b - 1] == ((p + it) & 0xff));
+        const char *ran;
+        RC_OK(hint_coll_last("allgather", &ran));
+        RC_CHECK(it < 30 || !prev || strcmp(prev, ran) == 0);
+        prev = ran;
+    }
+    free(s);
+    free(r);
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(prev, names[i]))
+            return i;
+    RC_FAIL("kept %s, which is no allgather candidate", prev);
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
     int P;
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
-    int kept[2], all[2 * 64];
+    int kept[3], all[3 * 64];
     run(4096, P, &kept[0]);
     run(300, P, &kept[1]);
-    RC_OK(hint_allgather(kept, 2, HINT_INT, all, 2, HINT_INT, HINT_WORLD));
-    for (int p = 0; p < P; p++)
-        RC_CHECK(all[2 * p] == kept[0] && all[2 * p + 1] == kept[1]); /* every rank kept the same */
+    kept[2] = run_allgather(4096, P);
+    RC_OK(hint_coll_set("allgather", "ring")); /* forced: the agreement check itself is not tuned */
+    RC_OK(hint_allgather(kept, 3, HINT_INT, all, 3, HINT_INT, HINT_WORLD));
+    for (int p = 0; p < P; p++) /* every rank kept the same */
+        RC_CHECK(all[3 * p] == kept[0] && all[3 * p + 1] == kept[1] && all[3 * p + 2] == kept[2]);
     RC_OK(hint_finalize());
     if (rc_rank == 0)
         printf("ok autotune: kept %d and %d\n", kept[0], kept[1]);
