@@ -7,7 +7,7 @@
 int allgatherv_linear(struct coll_args *a)
 {
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
-    hint_request *rq = calloc(2 * (size_t)P, sizeof *rq);
+    hint_request *rq = coll_requests(2 * (size_t)P);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < P; p++)
@@ -18,11 +18,5 @@ int allgatherv_linear(struct coll_args *a)
             CHECK_ST(coll_isend(a->sbuf, a->block, p, a, &rq[P + p]));
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf, a->rcounts[r]);
 out:
-    {
-        int wst = coll_waitall(2 * (size_t)P, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, 2 * (size_t)P, st);
 }

@@ -8,7 +8,7 @@ int alltoall_linear(struct coll_args *a)
 {
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     size_t b = a->block;
-    hint_request *rq = calloc(2 * (size_t)P, sizeof *rq);
+    hint_request *rq = coll_requests(2 * (size_t)P);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int s = 1; s < P; s++) {
@@ -21,11 +21,5 @@ int alltoall_linear(struct coll_args *a)
     }
     copy_bytes(a->rbuf + (size_t)r * b, a->sbuf + (size_t)r * b, b);
 out:
-    {
-        int wst = coll_waitall(2 * (size_t)P, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, 2 * (size_t)P, st);
 }

@@ -7,7 +7,7 @@
 int alltoallv_linear(struct coll_args *a)
 {
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
-    hint_request *rq = calloc(2 * (size_t)P, sizeof *rq);
+    hint_request *rq = coll_requests(2 * (size_t)P);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int s = 1; s < P; s++) {
@@ -20,11 +20,5 @@ int alltoallv_linear(struct coll_args *a)
     }
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf + a->sdispls[r], a->rcounts[r]);
 out:
-    {
-        int wst = coll_waitall(2 * (size_t)P, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, 2 * (size_t)P, st);
 }

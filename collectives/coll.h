@@ -103,6 +103,10 @@ int coll_sendrecv(const void *s, size_t sn, int dst, void *r, size_t rn, int src
 int coll_isend(const void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
 int coll_irecv(void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
 int coll_waitall(size_t n, hint_request *r);
+/* An array of n empty requests (NULL when out of memory), and the way back: wait for all of
+   them, free the array, and return st or else the first error of the requests. */
+hint_request *coll_requests(size_t n);
+int coll_wait_free(hint_request *r, size_t n, int st);
 /* A scratch buffer of n bytes (NULL with n == 0 is fine; *p == NULL and HINT_ERR_NOMEM on failure). */
 int coll_scratch(size_t n, void **p);
 

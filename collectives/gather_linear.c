@@ -10,7 +10,7 @@ int gather_linear(struct coll_args *a)
     if (a->rank != a->root)
         return coll_send(a->sbuf, a->block, a->root, a);
     int st = HINT_SUCCESS;
-    hint_request *rq = calloc((size_t)a->size, sizeof *rq);
+    hint_request *rq = coll_requests((size_t)a->size);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
@@ -18,11 +18,5 @@ int gather_linear(struct coll_args *a)
             CHECK_ST(coll_irecv(a->rbuf + (size_t)p * a->block, a->block, p, a, &rq[p]));
     copy_bytes(a->rbuf + (size_t)a->root * a->block, a->sbuf, a->block);
 out:
-    {
-        int wst = coll_waitall((size_t)a->size, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, (size_t)a->size, st);
 }

@@ -9,7 +9,7 @@ int gatherv_linear(struct coll_args *a)
     if (a->rank != a->root)
         return coll_send(a->sbuf, a->block, a->root, a);
     int st = HINT_SUCCESS;
-    hint_request *rq = calloc((size_t)a->size, sizeof *rq);
+    hint_request *rq = coll_requests((size_t)a->size);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
@@ -17,11 +17,5 @@ int gatherv_linear(struct coll_args *a)
             CHECK_ST(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]));
     copy_bytes(a->rbuf + a->rdispls[a->root], a->sbuf, a->rcounts[a->root]);
 out:
-    {
-        int wst = coll_waitall((size_t)a->size, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, (size_t)a->size, st);
 }

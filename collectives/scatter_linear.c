@@ -9,7 +9,7 @@ int scatter_linear(struct coll_args *a)
     if (a->rank != a->root)
         return coll_recv(a->rbuf, a->block, a->root, a);
     int st = HINT_SUCCESS;
-    hint_request *rq = calloc((size_t)a->size, sizeof *rq);
+    hint_request *rq = coll_requests((size_t)a->size);
     if (rq == NULL)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
@@ -17,11 +17,5 @@ int scatter_linear(struct coll_args *a)
             CHECK_ST(coll_isend(a->sbuf + (size_t)p * a->block, a->block, p, a, &rq[p]));
     copy_bytes(a->rbuf, a->sbuf + (size_t)a->root * a->block, a->block);
 out:
-    {
-        int wst = coll_waitall((size_t)a->size, rq);
-        if (st == HINT_SUCCESS)
-            st = wst;
-    }
-    free(rq);
-    return st;
+    return coll_wait_free(rq, (size_t)a->size, st);
 }

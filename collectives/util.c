@@ -19,6 +19,15 @@ int coll_irecv(void *buf, size_t n, int peer, const struct coll_args *a, hint_re
 
 int coll_waitall(size_t n, hint_request *r) { return p2p_waitall(n, r); }
 
+hint_request *coll_requests(size_t n) { return calloc(n, sizeof(hint_request)); }
+
+int coll_wait_free(hint_request *r, size_t n, int st)
+{
+    int wst = p2p_waitall(n, r);
+    free(r);
+    return st != HINT_SUCCESS ? st : wst;
+}
+
 int coll_send(const void *buf, size_t n, int peer, const struct coll_args *a)
 {
     hint_request r;
