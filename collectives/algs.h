@@ -43,6 +43,8 @@ int alltoall_linear(struct coll_args *a);
 int alltoall_bruck(struct coll_args *a);
 bool alltoall_staged_ok(const struct coll_args *a);
 int alltoall_staged(struct coll_args *a);
+bool allgather_staged_ok(const struct coll_args *a);
+int allgather_staged(struct coll_args *a);
 int alltoall_row(struct coll_args *a);
 int alltoall_column(struct coll_args *a);
 int alltoall_hilbert(struct coll_args *a);

@@ -1,5 +1,5 @@
 /*
- * alltoall shm — small blocks, one synchronisation: each rank copies its P blocks into its own
+ * alltoall shm and allgather shm — small blocks, one synchronisation: each rank copies its P blocks into its own
  * staging area on the shared heap (half e % 2 for call e), publishes e in its flag, waits for
  * every rank's flag e and copies its block out of each rank's staging area. No barrier: the send
  * buffer is free once staged and the receive buffer is only written by its owner. A half is
@@ -9,6 +9,7 @@
  * hint_finalize, which runs after a fence. Needs the shared heap (staging areas every rank can read), a
  * collective slot, and blocks of at most SHM_STAGE_BLOCK bytes.
  * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
+ * allgather shm is the same with one staged block per rank, which every rank copies out.
  */
 #include <stdint.h>
 #include <string.h>
@@ -46,6 +47,8 @@ void coll_staging_release_all(void)
         free(s);
     }
 }
+
+bool allgather_staged_ok(const struct coll_args *a) { return alltoall_staged_ok(a); }
 
 bool alltoall_staged_ok(const struct coll_args *a)
 {
@@ -88,25 +91,42 @@ static bool all_staged(void *arg)
     return true;
 }
 
-int alltoall_staged(struct coll_args *a)
+/* Stage (all P blocks, or for allgather the one block) and publish, then wait for everyone's. */
+static int stage_and_wait(struct coll_args *a, struct staging *s, bool one_block, char **half_out)
 {
-    struct staging *s = staging_of(a);
-    if (s == NULL)
-        return HINT_ERR_NOMEM; /* every rank's partition has room for this at once, or none has */
     int P = a->size, slot = a->g->shm_slot;
     size_t b = a->block, half = (size_t)P * SHM_STAGE_BLOCK;
     uint64_t e = ++s->epoch;
     char *mine = s->area + (e % 2) * half;
-    for (int d = 0; d < P; d++)
-        memcpy(mine + (size_t)d * SHM_STAGE_BLOCK, a->sbuf + (size_t)d * b, b);
+    if (one_block)
+        memcpy(mine, a->sbuf, b);
+    else
+        for (int d = 0; d < P; d++)
+            memcpy(mine + (size_t)d * SHM_STAGE_BLOCK, a->sbuf + (size_t)d * b, b);
     atomic_store_explicit(&shm_coll_member(rt.shm, slot, a->rank)->flag, e, memory_order_release);
     coll_ring_members(a->g);
     struct flags_wait w = {slot, P, e};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
-    for (int src = 0; src < P; src++) {
-        const char *theirs = heap_at(shm_coll_member(rt.shm, slot, src)->stage_off) + (e % 2) * half;
-        memcpy(a->rbuf + (size_t)src * b, theirs + (size_t)a->rank * SHM_STAGE_BLOCK, b);
+    *half_out = (char *)(uintptr_t)((e % 2) * half);
+    return HINT_SUCCESS;
+}
+
+static int staged(struct coll_args *a, bool allgather)
+{
+    struct staging *s = staging_of(a);
+    if (s == NULL)
+        return HINT_ERR_NOMEM; /* every rank's partition has room for this at once, or none has */
+    char *half;
+    stage_and_wait(a, s, allgather, &half);
+    int slot = a->g->shm_slot;
+    size_t b = a->block, at = (size_t)(uintptr_t)half + (allgather ? 0 : (size_t)a->rank * SHM_STAGE_BLOCK);
+    for (int src = 0; src < a->size; src++) {
+        const char *theirs = heap_at(shm_coll_member(rt.shm, slot, src)->stage_off) + at;
+        memcpy(a->rbuf + (size_t)src * b, theirs, b);
     }
     return HINT_SUCCESS;
 }
+
+int alltoall_staged(struct coll_args *a) { return staged(a, false); }
+int allgather_staged(struct coll_args *a) { return staged(a, true); }

@@ -57,6 +57,8 @@ static const struct coll_alg allgather_algs[] = {
         coll_shm_ok, allgather_morton),
     ALG("morton_numa", "shared heap: per socket, s steps of Morton bunches into the socket's own buffers",
         coll_shm_ok, allgather_morton_numa),
+    ALG("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
+        allgather_staged_ok, allgather_staged),
 };
 static const struct coll_alg allgatherv_algs[] = {
     ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
@@ -138,6 +140,10 @@ static int choose_gather(const struct coll_args *a) { return a->size <= 8 || a->
    cost more than recursive doubling's messages below that. */
 static int choose_allgather(const struct coll_args *a)
 {
+    /* small blocks: staged once per rank, one flag each (P=2 8 B: 0.35 us against 0.60 for
+       morton and 0.67 for recursive doubling; P=8: 4.8 us against 12.2-12.8) */
+    if (allgather_staged_ok(a) && (a->block <= 512 || a->size > 2))
+        return by_name(allgather_algs, NALGS(allgather_algs), "shm");
     if (coll_shm_ok(a) && (a->size <= 2 || a->block >= 8192))
         return by_name(allgather_algs, NALGS(allgather_algs), "morton");
     size_t total = a->block * (size_t)a->size;

@@ -424,10 +424,14 @@ static bool applicable_at(struct ctx *c, size_t n)
 /* One call of op with blocks of n bytes, for the status a forced algorithm gives. */
 static int call_sized(const char *op, hint_group g, int P, size_t n)
 {
-    if (strcmp(op, "alltoall") != 0)
-        RC_FAIL("no sized call for %s", op);
     char *s = calloc((size_t)P, n), *r = calloc((size_t)P, n);
-    int st = hint_alltoall(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
+    int st;
+    if (!strcmp(op, "alltoall"))
+        st = hint_alltoall(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
+    else if (!strcmp(op, "allgather"))
+        st = hint_allgather(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
+    else
+        RC_FAIL("no sized call for %s", op);
     free(s);
     free(r);
     return st;
