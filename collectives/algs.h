@@ -55,7 +55,6 @@ int allgather_morton_numa(struct coll_args *a);
 int allgatherv_morton(struct coll_args *a);
 int allgatherv_morton_numa(struct coll_args *a);
 int alltoallv_morton_numa(struct coll_args *a);
-int coll_sockets(int P);
 int alltoallv_linear(struct coll_args *a);
 int alltoallv_pairwise(struct coll_args *a);
 int alltoallv_row(struct coll_args *a);

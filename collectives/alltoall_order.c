@@ -19,6 +19,7 @@
 #include "collectives/order/order.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
+#include "topology/topology.h"
 #include "transport/shm/shm.h"
 
 /* What the order algorithms keep on a group: tuples per order, thresholds per block size. */
@@ -34,7 +35,6 @@ struct thresh {
 struct order_cache {
     struct order_tuple *tuples[ORDER_NKINDS];
     struct order_tuple *numa;   /* NUMA-aware Morton list (numa_s sockets), built on first use */
-    int numa_s;
     struct thresh th[THRESH_SLOTS];
     int mode;         /* enum copy_mode from HINT_COPY */
 };
@@ -80,46 +80,41 @@ const struct order_tuple *coll_order_tuples(hint_group g, int kind)
     return c->tuples[kind];
 }
 
-/* Sockets (NUMA domains) the group's ranks are split into: HINT_VIRTUAL_SOCKETS=s cuts them into s
-   equal runs of consecutive ranks (so the code runs on a one-socket machine too); 1 when unset or
-   when s does not divide P. */
-int coll_sockets(int P)
+/* The socket this rank counts as on: with HINT_VIRTUAL_SOCKETS=s the group's ranks are cut into
+   s equal runs of consecutive ranks (so the code runs on a one-socket machine too; 1 when s does
+   not divide P); otherwise the package it runs on, from hwloc (or HINT_TOPO_FILE). */
+static int my_socket(const struct coll_args *a)
 {
-    long s = rt_env_long("HINT_VIRTUAL_SOCKETS", 1, 1, 1 << 20);
-    return s > 1 && P % s == 0 ? (int)s : 1;
+    long s = rt_env_long("HINT_VIRTUAL_SOCKETS", 0, 0, 1 << 20);
+    if (s > 0)
+        return s > 1 && a->size % s == 0 ? a->rank / (a->size / (int)s) : 0;
+    int sock = 0;
+    return topo_socket_of_self(&sock) == HINT_SUCCESS && sock >= 0 ? sock : 0;
 }
 
-/* The Morton paper's NUMA-aware schedule (§2.4): with s sockets of q ranks, step j copies the
-   blocks from socket k + j (mod s) into this rank's own socket k; within a step the q x q bunch
-   is cut into q Morton segments, one per rank of the socket. Every rank writes only receive
-   buffers of its own socket. */
-static const struct order_tuple *numa_tuples(hint_group g)
+/* The NUMA-aware schedule from every member's published socket (order_numa_tuples), once. */
+static const struct order_tuple *numa_tuples(hint_group g, int slot)
 {
     struct order_cache *c = cache_of(g);
-    int P = g->size, s = coll_sockets(P), q = P / s;
+    int P = g->size;
     if (c == NULL)
         return NULL;
-    if (c->numa && c->numa_s == s)
+    if (c->numa)
         return c->numa;
-    free(c->numa);
-    c->numa = malloc((size_t)P * sizeof *c->numa);
-    struct order_tuple *seg = malloc((size_t)q * sizeof *seg);
-    if (c->numa == NULL || seg == NULL || order_tuples(ORDER_MORTON, q, g->rank % q, seg) != HINT_SUCCESS) {
-        free(seg);
-        free(c->numa);
-        c->numa = NULL;
-        return NULL;
+    int *sock = malloc((size_t)P * sizeof *sock);
+    struct order_tuple *list = malloc((size_t)P * sizeof *list);
+    if (sock && list) {
+        for (int p = 0; p < P; p++)
+            sock[p] = shm_coll_member(rt.shm, slot, p)->socket;
+        if (order_numa_tuples(P, sock, g->rank, list) == HINT_SUCCESS) {
+            free(sock);
+            c->numa = list;
+            return list;
+        }
     }
-    int k = g->rank / q, n = 0;
-    for (int j = 0; j < s; j++) {
-        int from = (k + j) % s;
-        for (int i = 0; i < q; i++)
-            c->numa[n++] = (struct order_tuple){(uint32_t)(j * q * q) + seg[i].seq,
-                                                (uint32_t)(from * q) + seg[i].src, (uint32_t)(k * q) + seg[i].dst};
-    }
-    free(seg);
-    c->numa_s = s;
-    return c->numa;
+    free(sock);
+    free(list);
+    return NULL;
 }
 
 /* get_runtime_threshold: start at L2 / ranks, halve while the local copy time improves. */
@@ -223,16 +218,21 @@ static int fallback(struct coll_args *a, enum shape sh)
    kind < 0: the NUMA-aware Morton schedule. */
 static int order_copy(struct coll_args *a, int kind, enum shape sh)
 {
-    const struct order_tuple *tl = kind >= 0 ? coll_order_tuples(a->g, kind) : numa_tuples(a->g);
+    const struct order_tuple *tl = kind >= 0 ? coll_order_tuples(a->g, kind) : NULL;
     struct order_cache *c = cache_of(a->g);
-    if (tl == NULL || c == NULL)
+    if ((kind >= 0 && tl == NULL) || c == NULL)
         return HINT_ERR_NOMEM;
     int P = a->size, slot = a->g->shm_slot;
     size_t b = a->block;
-    publish(a, sh, shm_coll_member(rt.shm, slot, a->rank));
+    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
+    publish(a, sh, me);
+    if (kind < 0 && c->numa == NULL)
+        me->socket = my_socket(a);
     int st = barrier_shm(a); /* publishes (release/acquire through the barrier) */
     if (st != HINT_SUCCESS)
         return st;
+    if (kind < 0 && (tl = numa_tuples(a->g, slot)) == NULL)
+        return HINT_ERR_NOMEM; /* every rank has the same inputs: all fail alike */
     for (int p = 0; p < P; p++) {
         struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
         if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)

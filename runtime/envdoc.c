@@ -29,7 +29,7 @@ const struct rt_env_doc rt_env_docs[] = {
      "shared-heap collectives: temporal (memcpy), nt (non-temporal stores) or hybrid (temporal up to L2/ranks, "
      "halved at run time while it pays, non-temporal beyond)"},
     {"HINT_COPY_KERNEL", "auto", "non-temporal kernel: avx512, avx2, sse2 or memcpy (default: the widest this CPU has)"},
-    {"HINT_VIRTUAL_SOCKETS", "1", "split a group's ranks into s equal runs treated as sockets by the NUMA-aware (morton_numa) algorithms"},
+    {"HINT_VIRTUAL_SOCKETS", "(unset: hwloc's packages)", "split a group's ranks into s equal runs treated as sockets by the NUMA-aware (morton_numa) algorithms"},
     {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
     {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
     /* set by hintrun for its ranks; a program started without them is a singleton */

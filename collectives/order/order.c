@@ -128,3 +128,63 @@ int order_tuples(int kind, int P, int rank, struct order_tuple *out)
     qsort(out, (size_t)n, sizeof *out, by_seq);
     return n == P ? HINT_SUCCESS : HINT_ERR_INTERNAL;
 }
+
+static int by_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+int order_numa_tuples(int P, const int sock[], int rank, struct order_tuple *out)
+{
+    if (P < 1 || sock == NULL || rank < 0 || rank >= P || out == NULL)
+        return HINT_ERR_ARG;
+    int st = HINT_ERR_NOMEM;
+    int *ids = malloc((size_t)P * sizeof *ids), *idx = malloc((size_t)P * sizeof *idx);
+    int *members = malloc((size_t)P * sizeof *members), *fill = calloc((size_t)P, sizeof *fill);
+    struct order_tuple *seg = malloc((size_t)P * sizeof *seg);
+    if (!ids || !idx || !members || !fill || !seg)
+        goto out;
+    memcpy(ids, sock, (size_t)P * sizeof *ids);
+    qsort(ids, (size_t)P, sizeof *ids, by_int);
+    int s = 0;
+    for (int p = 0; p < P; p++)
+        if (p == 0 || ids[p] != ids[p - 1])
+            ids[s++] = ids[p]; /* distinct sockets, sorted */
+    int q = P / s, homogeneous = P % s == 0;
+    for (int p = 0; p < P && homogeneous; p++) {
+        int k = 0;
+        while (ids[k] != sock[p])
+            k++;
+        idx[p] = k;
+        if (fill[k] == q)
+            homogeneous = 0;
+        else
+            members[k * q + fill[k]++] = p;
+    }
+    if (!homogeneous) {
+        s = 1;
+        q = P;
+        for (int p = 0; p < P; p++)
+            members[p] = p, idx[p] = 0;
+    }
+    int k = idx[rank], i = 0;
+    while (members[k * q + i] != rank)
+        i++;
+    if ((st = order_tuples(ORDER_MORTON, q, i, seg)) != HINT_SUCCESS)
+        goto out;
+    int n = 0;
+    for (int j = 0; j < s; j++) {
+        int from = (k + j) % s;
+        for (int t = 0; t < q; t++)
+            out[n++] = (struct order_tuple){(uint32_t)(j * q * q) + seg[t].seq, (uint32_t)members[from * q + (int)seg[t].src],
+                                            (uint32_t)members[k * q + (int)seg[t].dst]};
+    }
+out:
+    free(ids);
+    free(idx);
+    free(members);
+    free(fill);
+    free(seg);
+    return st;
+}

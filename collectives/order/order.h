@@ -38,6 +38,13 @@ int order_grid(int kind, int P, uint32_t *grid);
 /* The blocks rank copies, sorted by seq: exactly P of them. */
 int order_tuples(int kind, int P, int rank, struct order_tuple *out);
 const char *order_name(int kind);
+/* The Morton paper's NUMA-aware schedule (§2.4) for rank, given every rank's socket: with s
+   sockets of q ranks each, step j copies the blocks from socket k + j (mod s) into rank's own
+   socket k, and each q x q bunch is cut into q Morton segments, one per rank of the socket (in
+   rank order). So every rank writes only receive buffers of its own socket. Sockets with unequal
+   numbers of ranks cannot be cut so: then all ranks count as one socket (plain Morton). P
+   tuples, in step order. */
+int order_numa_tuples(int P, const int sock[], int rank, struct order_tuple *out);
 
 /* (x, y) of position d on the Hilbert curve of an n x n grid, n a power of two. */
 void hilbert_d2xy(uint32_t n, uint32_t d, uint32_t *x, uint32_t *y);

@@ -152,3 +152,31 @@ ParameterizedTest(struct morton_case *c, coll, morton_virtual_sockets, .timeout 
     cr_expect_eq(res.status, 0, "%s with %d ranks, %s:\n%s", c->op, c->np, env[0], res.output);
     free(res.output);
 }
+
+/* morton_numa with sockets from HINT_TOPO_FILE: interleaved (ranks 0 and 2 on one socket) and
+   unequal (2 + 1 ranks: the schedule falls back to one socket). */
+struct topo_case {
+    char op[16];
+    char file[16];
+    int np;
+};
+
+ParameterizedTestParameters(coll, morton_numa_topology_files)
+{
+    static struct topo_case c[] = {{"alltoall", "topo4i.txt", 4}, {"allgather", "topo4i.txt", 4},
+                                   {"alltoall", "topo3u.txt", 3}, {"allgather", "topo3u.txt", 3}};
+    return cr_make_param_array(struct topo_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeout = 300)
+{
+    char env[4200];
+    const char *root = getenv("HINT_TEST_SOURCE_ROOT");
+    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/mpi/%s", root ? root : ".", c->file);
+    const char *const extra[] = {env, NULL};
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
+    cr_expect_eq(res.status, 0, "%s, %d ranks, %s:\n%s", c->op, c->np, c->file, res.output);
+    free(res.output);
+}

@@ -3,6 +3,7 @@
  * reproduced exactly, every block copied exactly once for many P, Hilbert neighbours adjacent.
  */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "collectives/copy.h"
@@ -116,4 +117,28 @@ Test(copy, kernels_match_memcpy)
     free(src);
     free(dst);
     free(ref);
+}
+
+/* The NUMA-aware schedule: every block exactly once, each rank writing only into its own socket,
+   for contiguous, interleaved and unequal socket layouts. */
+Test(order, numa_schedule_stays_in_its_socket)
+{
+    int layouts[][8] = {{0, 0, 0, 0, 1, 1, 1, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {3, 3, 7, 7, 5, 5, 9, 9},
+                        {0, 0, 0, 1, 1, 1, 1, 1}};
+    for (int l = 0; l < 4; l++) {
+        int P = 8, seen[64] = {0};
+        bool unequal = l == 3;
+        for (int r = 0; r < P; r++) {
+            struct order_tuple t[8];
+            cr_assert_eq(order_numa_tuples(P, layouts[l], r, t), HINT_SUCCESS);
+            for (int i = 0; i < P; i++) {
+                seen[t[i].src * P + t[i].dst]++;
+                if (!unequal)
+                    cr_expect_eq(layouts[l][t[i].dst], layouts[l][r], "layout %d rank %d writes into socket %d", l, r,
+                                 layouts[l][t[i].dst]);
+            }
+        }
+        for (int k = 0; k < P * P; k++)
+            cr_expect_eq(seen[k], 1, "layout %d block (%d,%d) copied %d times", l, k / P, k % P, seen[k]);
+    }
 }

@@ -149,7 +149,8 @@ struct shm_coll_member {
     uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
     _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
     uint64_t stage_off;        /* staged collectives: heap offset of this member's staging area */
-    char pad[SHM_CACHE_LINE - 32];
+    int32_t socket;            /* NUMA-aware algorithms: the socket this member runs on */
+    char pad[SHM_CACHE_LINE - 36];
     uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P] in bytes (v variants) */
 };
 
