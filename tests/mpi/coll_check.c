@@ -1,7 +1,7 @@
 /*
  * tests/mpi/coll_check.c — every algorithm of one collective against a straightforward
  * reference, run as ranks under hintrun:
- *   coll_check OP        all algorithms of OP (from the selection table), sizes 0, 1, 7, 64,
+ *   coll_check OP        all algorithms of OP (from the selection table), sizes 0, 1, 7, 8, 64, 100,
  *                        4096, 65536 and 1 MiB per rank, on the world, on a split group, and
  *                        in place where MPI allows it
  *   coll_check errors    bad arguments return their HINT_ERR_* without hanging anyone
@@ -18,7 +18,7 @@
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
-static const size_t sizes[] = {0, 1, 7, 64, 4096, 65536, 1 << 20};
+static const size_t sizes[] = {0, 1, 7, 8, 64, 100, 4096, 65536, 1 << 20};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* Test buffers: malloc (the shared heap) or, with HINT_TEST_BUFFERS=mmap, private mappings off
