@@ -1,5 +1,6 @@
 /*
- * alltoall and alltoallv row / column / hilbert / morton — the HINT paper's single-copy alltoall (Alg. 3) over the
+ * alltoall(v) and allgather(v) over the copy orders (row / column / hilbert / morton /
+ * morton_numa) — the HINT paper's single-copy alltoall (Alg. 3) over the
  * shared heap: every rank publishes the heap offsets of its send and receive buffers in the
  * group's collective slot, a barrier, then each rank copies its own list of P blocks (the
  * order's tuples, Alg. 1-2, built once per group; morton: the Morton paper's Z curve cut into

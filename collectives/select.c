@@ -15,6 +15,13 @@
 #include "collectives/tune.h"
 #include "runtime/runtime.h"
 
+/* The shared-heap copy orders serve alltoall, alltoallv, allgather and allgatherv alike. */
+#define DESC_ROW "shared heap: each rank copies every block into its own receive buffer"
+#define DESC_COLUMN "shared heap: each rank copies its own send buffer to every receiver"
+#define DESC_HILBERT "shared heap: ranks copy Hilbert-curve tiles of the block matrix"
+#define DESC_MORTON "shared heap: ranks copy equal segments of the Z curve over the block matrix"
+#define DESC_MORTON_NUMA "shared heap: per socket, s steps of Morton bunches into the socket's own buffers"
+
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
 #define NALGS(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -53,9 +60,9 @@ static const struct coll_alg allgather_algs[] = {
     ALG("recursive_doubling", "exchange everything so far with rank ^ 2^k (P a power of two)",
         allgather_recursive_doubling_ok, allgather_recursive_doubling),
     ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
-    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the (src, dst) matrix",
+    ALG("morton", DESC_MORTON,
         coll_shm_ok, allgather_morton),
-    ALG("morton_numa", "shared heap: per socket, s steps of Morton bunches into the socket's own buffers",
+    ALG("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, allgather_morton_numa),
     ALG("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
         allgather_staged_ok, allgather_staged),
@@ -63,23 +70,23 @@ static const struct coll_alg allgather_algs[] = {
 static const struct coll_alg allgatherv_algs[] = {
     ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
     ALG("linear", "everything posted at once", NULL, allgatherv_linear),
-    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the (src, dst) matrix",
+    ALG("morton", DESC_MORTON,
         coll_shm_ok, allgatherv_morton),
-    ALG("morton_numa", "shared heap: per socket, s steps of Morton bunches into the socket's own buffers",
+    ALG("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, allgatherv_morton_numa),
 };
 static const struct coll_alg alltoall_algs[] = {
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
     ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
-    ALG("row", "shared heap: each rank copies every block into its own receive buffer", coll_shm_ok, alltoall_row),
-    ALG("column", "shared heap: each rank copies its own send buffer to every receiver", coll_shm_ok,
+    ALG("row", DESC_ROW, coll_shm_ok, alltoall_row),
+    ALG("column", DESC_COLUMN, coll_shm_ok,
         alltoall_column),
-    ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
+    ALG("hilbert", DESC_HILBERT, coll_shm_ok,
         alltoall_hilbert),
-    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the block matrix", coll_shm_ok,
+    ALG("morton", DESC_MORTON, coll_shm_ok,
         alltoall_morton),
-    ALG("morton_numa", "shared heap: per socket, s steps of Morton bunches into the socket's own buffers",
+    ALG("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, alltoall_morton_numa),
     ALG("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
         alltoall_staged_ok, alltoall_staged),
@@ -87,14 +94,14 @@ static const struct coll_alg alltoall_algs[] = {
 static const struct coll_alg alltoallv_algs[] = {
     ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
-    ALG("row", "shared heap: each rank copies every block into its own receive buffer", coll_shm_ok, alltoallv_row),
-    ALG("column", "shared heap: each rank copies its own send buffer to every receiver", coll_shm_ok,
+    ALG("row", DESC_ROW, coll_shm_ok, alltoallv_row),
+    ALG("column", DESC_COLUMN, coll_shm_ok,
         alltoallv_column),
-    ALG("hilbert", "shared heap: ranks copy Hilbert-curve tiles of the block matrix", coll_shm_ok,
+    ALG("hilbert", DESC_HILBERT, coll_shm_ok,
         alltoallv_hilbert),
-    ALG("morton", "shared heap: ranks copy equal segments of the Z curve over the block matrix", coll_shm_ok,
+    ALG("morton", DESC_MORTON, coll_shm_ok,
         alltoallv_morton),
-    ALG("morton_numa", "shared heap: per socket, s steps of Morton bunches into the socket's own buffers",
+    ALG("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, alltoallv_morton_numa),
 };
 static const struct coll_alg rsb_algs[] = {

@@ -226,21 +226,22 @@ static void badargs(void)
     RC_CHECK(st.bytes == 0 && st.source == (rc_rank + P - 1) % P);
 }
 
-/* hint_test polls until done without blocking. */
+/* hint_test returns at once with done = 0 while nothing has been sent (the peer sends only after
+   a barrier this rank has not entered yet), then reports the message once it is there. */
 static void testpoll(void)
 {
     int peer = (rc_rank + 1) % P, from = (rc_rank + P - 1) % P;
     double v = 0, w = rc_rank + 0.5;
     hint_request rr, sr;
     RC_OK(hint_irecv(&v, 1, HINT_DOUBLE, from, 1, HINT_WORLD, &rr));
-    RC_OK(hint_isend(&w, 1, HINT_DOUBLE, peer, 1, HINT_WORLD, &sr));
-    int done = 0;
+    int done = -1;
     hint_status st;
-    long polls = 0;
-    while (!done) {
+    RC_OK(hint_test(&rr, &done, &st));
+    RC_CHECK(done == 0 && rr != HINT_REQUEST_NULL);
+    RC_OK(hint_barrier(HINT_WORLD));
+    RC_OK(hint_isend(&w, 1, HINT_DOUBLE, peer, 1, HINT_WORLD, &sr));
+    while (!done)
         RC_OK(hint_test(&rr, &done, &st));
-        polls++;
-    }
     RC_CHECK(rr == HINT_REQUEST_NULL && v == from + 0.5 && st.source == from);
     RC_OK(hint_wait(&sr, NULL));
 }
