@@ -18,6 +18,7 @@
 #include "collectives/algs.h"
 #include "collectives/copy.h"
 #include "collectives/order/order.h"
+#include "datatype/datatype.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
@@ -167,6 +168,39 @@ static size_t v_extent(const size_t *counts, const size_t *displs, int P)
     return end;
 }
 
+/* Publish one side of an alltoall or allgather: its layout, and the heap offset of its first
+   touched byte; UINT64_MAX when any of it, or its type's piece list, is off the heap (or the
+   type has too many pieces to list), which sends every rank to the fallback. */
+static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_t nblocks, size_t block,
+                             struct shm_coll_layout *out)
+{
+    *out = (struct shm_coll_layout){0};
+    if (l->type == NULL)
+        return offset_of(buf, block * nblocks);
+    size_t n;
+    ptrdiff_t lo, hi;
+    const struct dt_iov *iov = dt_iov(l->type, &n);
+    if (iov == NULL || dt_span(l->type, l->count * nblocks, &lo, &hi) != HINT_SUCCESS)
+        return UINT64_MAX;
+    uint64_t at = offset_of(iov, n * sizeof *iov);
+    if (at == UINT64_MAX)
+        return UINT64_MAX;
+    *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
+    return offset_of(buf + lo, (size_t)(hi - lo));
+}
+
+/* Block i of a member's published side, and that side's pieces. */
+static char *side_block(uint64_t off, const struct shm_coll_layout *l, size_t block, int i)
+{
+    ptrdiff_t stride = l->niov ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block;
+    return (char *)heap_at(off) - l->lo + i * stride;
+}
+
+static struct dt_flat side_flat(const struct shm_coll_layout *l)
+{
+    return (struct dt_flat){.iov = l->niov ? heap_at(l->iov_off) : NULL, .niov = l->niov, .extent = l->extent};
+}
+
 /* What is copied: the matrix's block (s, d) for each operation. */
 enum shape { ALLTOALL, ALLTOALLV, ALLGATHER, ALLGATHERV };
 
@@ -175,10 +209,11 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
 {
     int P = a->size;
     size_t b = a->block;
+    me->sl = me->rl = (struct shm_coll_layout){0};
     switch (sh) {
     case ALLTOALL:
-        me->soff = offset_of(a->sbuf, b * (size_t)P);
-        me->roff = offset_of(a->rbuf, b * (size_t)P);
+        me->soff = publish_side(a->sbuf, &a->sl, (size_t)P, b, &me->sl);
+        me->roff = publish_side(a->rbuf, &a->rl, (size_t)P, b, &me->rl);
         break;
     case ALLTOALLV:
         for (int p = 0; p < P; p++) {
@@ -190,8 +225,8 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
         me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
         break;
     case ALLGATHER:
-        me->soff = offset_of(a->sbuf, b);
-        me->roff = offset_of(a->rbuf, b * (size_t)P);
+        me->soff = publish_side(a->sbuf, &a->sl, 1, b, &me->sl);
+        me->roff = publish_side(a->rbuf, &a->rl, (size_t)P, b, &me->rl);
         break;
     case ALLGATHERV:
         for (int p = 0; p < P; p++)
@@ -206,13 +241,24 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
 static int fallback(struct coll_args *a, enum shape sh)
 {
     static const char *const names[] = {"pairwise", "pairwise", "ring", "ring"};
+    static int (*const algs[])(struct coll_args *) = {alltoall_pairwise, alltoallv_pairwise, allgather_ring,
+                                                      allgatherv_ring};
     coll_record(a->op_id, names[sh]);
-    switch (sh) {
-    case ALLTOALL: return alltoall_pairwise(a);
-    case ALLTOALLV: return alltoallv_pairwise(a);
-    case ALLGATHER: return allgather_ring(a);
-    default: return allgatherv_ring(a);
+    return coll_has_layout(a) ? coll_run_packed(a, algs[sh]) : algs[sh](a);
+}
+
+/* One block from member s's send side to member d's receive side: the hybrid copy between
+   contiguous sides, else piece against piece of the two published layouts. */
+static void copy_block(const struct shm_coll_member *ms, const struct shm_coll_member *md, int sblk, int rblk,
+                       size_t b, size_t T)
+{
+    char *src = side_block(ms->soff, &ms->sl, b, sblk), *dst = side_block(md->roff, &md->rl, b, rblk);
+    if (ms->sl.niov == 0 && md->rl.niov == 0) {
+        copy_hybrid(dst, src, b, T);
+        return;
     }
+    struct dt_flat fs = side_flat(&ms->sl), fd = side_flat(&md->rl);
+    dt_copy_flat(src, &fs, dst, &fd, b);
 }
 
 /* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
@@ -248,15 +294,17 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
         size_t n = b, soff = 0, roff = (size_t)s * b;
         switch (sh) {
-        case ALLTOALL: soff = (size_t)d * b; break;
+        case ALLTOALL: copy_block(ms, md, d, s, b, T); continue;
+        case ALLGATHER: copy_block(ms, md, 0, s, b, T); continue;
         case ALLTOALLV: n = ms->v[d]; soff = ms->v[P + d]; roff = md->v[2 * P + s]; break;
-        case ALLGATHER: break;
         case ALLGATHERV: n = ms->v[P]; roff = md->v[s]; break;
         }
         if (n)
             copy_hybrid(heap_at(md->roff) + roff, heap_at(ms->soff) + soff, n, T);
     }
     copy_fence();
+    if (coll_has_layout(a))
+        coll_count_direct();
     if (th)
         adapt(th, hint_wtime() - t0);
     return barrier_shm(a);

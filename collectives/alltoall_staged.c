@@ -10,6 +10,8 @@
  * collective slot, and blocks of at most SHM_STAGE_BLOCK bytes.
  * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
  * allgather shm is the same with one staged block per rank, which every rank copies out.
+ * Derived datatypes cost nothing extra: staging packs from the sender's layout and copying out
+ * unpacks into the receiver's, each with its own type.
  */
 #include <stdint.h>
 #include <string.h>
@@ -95,14 +97,11 @@ static bool all_staged(void *arg)
 static int stage_and_wait(struct coll_args *a, struct staging *s, bool one_block, char **half_out)
 {
     int P = a->size, slot = a->g->shm_slot;
-    size_t b = a->block, half = (size_t)P * SHM_STAGE_BLOCK;
+    size_t half = (size_t)P * SHM_STAGE_BLOCK;
     uint64_t e = ++s->epoch;
     char *mine = s->area + (e % 2) * half;
-    if (one_block)
-        memcpy(mine, a->sbuf, b);
-    else
-        for (int d = 0; d < P; d++)
-            memcpy(mine + (size_t)d * SHM_STAGE_BLOCK, a->sbuf + (size_t)d * b, b);
+    for (int d = 0; d < (one_block ? 1 : P); d++)
+        coll_pack_block(a, d, mine + (size_t)d * SHM_STAGE_BLOCK);
     atomic_store_explicit(&shm_coll_member(rt.shm, slot, a->rank)->flag, e, memory_order_release);
     coll_ring_members(a->g);
     struct flags_wait w = {slot, P, e};
@@ -120,11 +119,13 @@ static int staged(struct coll_args *a, bool allgather)
     char *half;
     stage_and_wait(a, s, allgather, &half);
     int slot = a->g->shm_slot;
-    size_t b = a->block, at = (size_t)(uintptr_t)half + (allgather ? 0 : (size_t)a->rank * SHM_STAGE_BLOCK);
+    size_t at = (size_t)(uintptr_t)half + (allgather ? 0 : (size_t)a->rank * SHM_STAGE_BLOCK);
     for (int src = 0; src < a->size; src++) {
         const char *theirs = heap_at(shm_coll_member(rt.shm, slot, src)->stage_off) + at;
-        memcpy(a->rbuf + (size_t)src * b, theirs, b);
+        coll_unpack_block(a, src, theirs);
     }
+    if (coll_has_layout(a))
+        coll_count_direct();
     return HINT_SUCCESS;
 }
 

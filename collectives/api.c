@@ -4,8 +4,9 @@
  * select.c pick and run an algorithm.
  *
  * Errors that every rank detects alike (bad group, root, op, type) return before any message
- * is sent, so nobody hangs. A call with a derived (non-contiguous) datatype is staged through
- * contiguous bytes by derived.c.
+ * is sent, so nobody hangs. alltoall and allgather hand derived (non-contiguous) sides to
+ * selection with their layouts (typed.c); the other calls with a derived datatype, and those
+ * two in place, are staged through contiguous bytes by derived.c.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static void take_tag(struct coll_args *a)
     a->tag = GRP_TAG_COLL + (int)(a->g->coll_seq++ & 0x0fffffff);
 }
 
-/* Bytes of count elements of t, which must be usable and contiguous. */
+/* Bytes of data in count elements of t, which must be usable. */
 static int block_bytes(size_t count, hint_type t, size_t *bytes)
 {
     int st = dt_check(t);
@@ -48,10 +49,35 @@ static int block_bytes(size_t count, hint_type t, size_t *bytes)
     size_t es = dt_size(t);
     if (es != 0 && count > SIZE_MAX / es)
         return HINT_ERR_COUNT;
-    if (!dt_is_contig(t))
-        return HINT_ERR_UNSUPPORTED;
     *bytes = count * es;
     return HINT_SUCCESS;
+}
+
+/* The layout of a side of alltoall / allgather holding nblocks blocks of count elements of t:
+   none when t is contiguous; HINT_ERR_COUNT when the blocks' span overflows. */
+static int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l)
+{
+    ptrdiff_t lo, hi;
+    *l = (struct coll_layout){0};
+    if (!coll_is_derived(t))
+        return HINT_SUCCESS;
+    if (nblocks && count > SIZE_MAX / nblocks)
+        return HINT_ERR_COUNT;
+    int st = dt_span(t, count * nblocks, &lo, &hi);
+    if (st == HINT_SUCCESS)
+        *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+    return st;
+}
+
+/* One rank alone: its send block goes to its receive block, each in its own layout. */
+static void copy_own_block(const struct coll_args *a, const void *s, size_t sc, hint_type st_, void *r, size_t rc,
+                           hint_type rt_)
+{
+    size_t bytes;
+    if (coll_has_layout(a))
+        dt_copy_typed(s, sc, st_, r, rc, rt_, &bytes); /* sizes and kinds were checked */
+    else
+        copy_bytes(r, s, a->block);
 }
 
 static int check_buf(const void *p, size_t bytes) { return p == NULL && bytes > 0 ? HINT_ERR_BUFFER : HINT_SUCCESS; }
@@ -276,14 +302,18 @@ int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hi
 
 int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
+    bool in_place = s == HINT_IN_PLACE;
+    if (in_place && coll_is_derived(rt_))
         return coll_derived_blocks(2, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLGATHER, g);
     if (st != HINT_SUCCESS)
         return st;
-    bool in_place = s == HINT_IN_PLACE;
     st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
+    if (st == HINT_SUCCESS && !in_place)
+        st = side_layout(sc, st_, 1, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
     if (st != HINT_SUCCESS)
         return st;
     if (in_place)
@@ -293,20 +323,24 @@ int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, 
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1)
-        copy_bytes(r, s, a.block);
+        copy_own_block(&a, s, sc, st_, r, rc, rt_);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
+    bool in_place = s == HINT_IN_PLACE;
+    if (in_place && coll_is_derived(rt_))
         return coll_derived_blocks(3, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLTOALL, g);
     if (st != HINT_SUCCESS)
         return st;
-    bool in_place = s == HINT_IN_PLACE;
     st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
+    if (st == HINT_SUCCESS && !in_place)
+        st = side_layout(sc, st_, (size_t)a.size, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
     if (st != HINT_SUCCESS)
         return st;
     if (check_buf(r, a.block) || (!in_place && check_buf(s, a.block)))
@@ -322,7 +356,7 @@ int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, h
     a.sbuf = in_place ? (copy ? copy : r) : s;
     a.rbuf = r;
     if (a.size == 1)
-        copy_bytes(r, a.sbuf, a.block);
+        copy_own_block(&a, a.sbuf, sc, st_, r, rc, rt_);
     st = run(&a, a.size == 1 || a.block == 0);
     free(copy);
     return st;

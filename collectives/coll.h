@@ -35,6 +35,16 @@ enum coll_op_id {
     COLL_NOPS
 };
 
+/* One side of an alltoall or allgather whose datatype is derived: each block is `count`
+   elements of `type` and blocks lie count * extent bytes apart from the buffer address. type NULL:
+   the side is contiguous bytes. Only algorithms marked `typed` see a derived side; the others get
+   it packed (coll_run_packed). */
+struct coll_layout {
+    hint_type type;
+    size_t count;
+    ptrdiff_t extent;
+};
+
 struct coll_args {
     int op_id;
     hint_group g;
@@ -55,6 +65,8 @@ struct coll_args {
     hint_op op;
     const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes */
     int copy;              /* enum copy_mode for the shared-heap algorithms; -1: HINT_COPY's */
+    struct coll_layout sl, rl; /* alltoall / allgather: derived send and receive sides; then
+                                  sbuf and rbuf are the user's buffer addresses */
 };
 
 struct coll_alg {
@@ -62,6 +74,7 @@ struct coll_alg {
     const char *desc;                              /* one line, for hint_info */
     bool (*applicable)(const struct coll_args *a); /* NULL: always */
     int (*run)(struct coll_args *a);
+    bool typed;            /* copies straight from and to derived layouts (struct coll_layout) */
 };
 
 struct coll_table {
@@ -84,6 +97,22 @@ void coll_select_reset(void);
 /* Free the staging areas of freed groups (hint_finalize, after its fence). */
 void coll_staging_release_all(void);
 void coll_record(int op_id, const char *name);
+/* HINT_COLL_STATS=1: print this rank's counts of derived-type calls (hint_finalize). */
+void coll_stats_report(void);
+
+/* ---- derived layouts (collectives/typed.c) ---- */
+static inline bool coll_has_layout(const struct coll_args *a) { return a->sl.type || a->rl.type; }
+/* Addresses of send block d and receive block s, whatever the side's layout. */
+const char *coll_send_block(const struct coll_args *a, int d);
+char *coll_recv_block(const struct coll_args *a, int s);
+/* Send block d packed into out (a->block bytes); a->block packed bytes into receive block s. */
+void coll_pack_block(const struct coll_args *a, int d, void *out);
+void coll_unpack_block(const struct coll_args *a, int s, const void *in);
+/* Runs an algorithm that knows only bytes on a call with derived sides: packs the send side
+   into scratch, runs, unpacks the receive side. Counted as packed in the stats. */
+int coll_run_packed(struct coll_args *a, int (*run)(struct coll_args *));
+/* Counts a derived-type call that an algorithm served straight from and to the layouts. */
+void coll_count_direct(void);
 
 /* The copy mode the shared-heap algorithms use when no tuning rule gives one (-1: HINT_COPY);
    set by tools/hint-tune while it measures each mode. */

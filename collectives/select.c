@@ -23,6 +23,8 @@
 #define DESC_MORTON_NUMA "shared heap: per socket, s steps of Morton bunches into the socket's own buffers"
 
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
+/* an algorithm that copies straight from and to derived layouts */
+#define TYPED(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .typed = true}
 #define NALGS(t) ((int)(sizeof t / sizeof t[0]))
 
 static const struct coll_alg barrier_algs[] = {
@@ -60,11 +62,11 @@ static const struct coll_alg allgather_algs[] = {
     ALG("recursive_doubling", "exchange everything so far with rank ^ 2^k (P a power of two)",
         allgather_recursive_doubling_ok, allgather_recursive_doubling),
     ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
-    ALG("morton", DESC_MORTON,
+    TYPED("morton", DESC_MORTON,
         coll_shm_ok, allgather_morton),
-    ALG("morton_numa", DESC_MORTON_NUMA,
+    TYPED("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, allgather_morton_numa),
-    ALG("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
+    TYPED("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
         allgather_staged_ok, allgather_staged),
 };
 static const struct coll_alg allgatherv_algs[] = {
@@ -79,16 +81,16 @@ static const struct coll_alg alltoall_algs[] = {
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
     ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
-    ALG("row", DESC_ROW, coll_shm_ok, alltoall_row),
-    ALG("column", DESC_COLUMN, coll_shm_ok,
+    TYPED("row", DESC_ROW, coll_shm_ok, alltoall_row),
+    TYPED("column", DESC_COLUMN, coll_shm_ok,
         alltoall_column),
-    ALG("hilbert", DESC_HILBERT, coll_shm_ok,
+    TYPED("hilbert", DESC_HILBERT, coll_shm_ok,
         alltoall_hilbert),
-    ALG("morton", DESC_MORTON, coll_shm_ok,
+    TYPED("morton", DESC_MORTON, coll_shm_ok,
         alltoall_morton),
-    ALG("morton_numa", DESC_MORTON_NUMA,
+    TYPED("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, alltoall_morton_numa),
-    ALG("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
+    TYPED("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
         alltoall_staged_ok, alltoall_staged),
 };
 static const struct coll_alg alltoallv_algs[] = {
@@ -287,6 +289,12 @@ static int fallback_mode(void)
     return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
 }
 
+/* Derived sides reach only the algorithms that copy straight from and to them. */
+static int run_alg(const struct coll_alg *alg, struct coll_args *a)
+{
+    return coll_has_layout(a) && !alg->typed ? coll_run_packed(a, alg->run) : alg->run(a);
+}
+
 /* Selection: forced (hint_coll_set, HINT_<OP>) > tuning file > online autotuning > defaults. */
 int coll_run(struct coll_args *a)
 {
@@ -320,9 +328,9 @@ int coll_run(struct coll_args *a)
         pick = t->choose(a);
     last_ran[a->op_id] = t->algs[pick].name;
     if (tuning < 0)
-        return t->algs[pick].run(a);
+        return run_alg(&t->algs[pick], a);
     double t0 = hint_wtime();
-    int st = t->algs[pick].run(a);
+    int st = run_alg(&t->algs[pick], a);
     autotune_record(a, pick, hint_wtime() - t0);
     return st;
 }

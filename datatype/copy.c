@@ -3,6 +3,8 @@
  * block of an alltoall or a single copy over the shared heap needs, without packing the whole
  * message first. A contiguous side is packed into or unpacked from directly; two derived sides
  * go through a small bounce buffer, slice by slice (the range calls resume at any byte).
+ * dt_copy_flat does the same between two layouts given by their pieces alone, which is all a
+ * rank knows of a peer's datatype over the shared heap.
  */
 #include <string.h>
 
@@ -51,4 +53,61 @@ int dt_copy_typed(const void *src, size_t scount, hint_type st, void *dst, size_
     if (s == HINT_SUCCESS)
         *bytes = n;
     return s;
+}
+
+const struct dt_iov *dt_iov(hint_type t, size_t *n)
+{
+    *n = 0;
+    if (dt_check(t) != HINT_SUCCESS || t->plan == NULL || t->plan->iov == NULL)
+        return NULL;
+    *n = t->plan->niov;
+    return t->plan->iov;
+}
+
+/* Where a walk through a layout stands: element, piece of it, bytes into the piece. A contiguous
+   layout is one piece without end. */
+struct flat_cursor {
+    char *base;
+    const struct dt_flat *f;
+    size_t elem, piece, off;
+};
+
+static size_t cursor_run(const struct flat_cursor *c)
+{
+    return c->f->niov ? c->f->iov[c->piece].len - c->off : SIZE_MAX;
+}
+
+static char *cursor_at(const struct flat_cursor *c)
+{
+    if (c->f->niov == 0)
+        return c->base + c->off;
+    return c->base + (ptrdiff_t)c->elem * c->f->extent + c->f->iov[c->piece].disp + (ptrdiff_t)c->off;
+}
+
+static void cursor_step(struct flat_cursor *c, size_t k)
+{
+    c->off += k;
+    if (c->f->niov == 0 || c->off < c->f->iov[c->piece].len)
+        return;
+    c->off = 0;
+    if (++c->piece == c->f->niov) {
+        c->piece = 0;
+        c->elem++;
+    }
+}
+
+void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes)
+{
+    struct flat_cursor src = {(char *)sbase, s, 0, 0, 0}, dst = {dbase, d, 0, 0, 0};
+    while (bytes > 0) {
+        size_t k = cursor_run(&src), kd = cursor_run(&dst);
+        if (kd < k)
+            k = kd;
+        if (bytes < k)
+            k = bytes;
+        memcpy(cursor_at(&dst), cursor_at(&src), k);
+        cursor_step(&src, k);
+        cursor_step(&dst, k);
+        bytes -= k;
+    }
 }

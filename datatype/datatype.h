@@ -80,6 +80,28 @@ void dt_release(hint_type t);
 int dt_copy_typed(const void *src, size_t scount, hint_type st, void *dst, size_t rcount, hint_type rt,
                   size_t *bytes);
 
+/* One contiguous piece of the flattened list (IOVEC, representation b), and MARs' unit (c). The
+   list is position independent: a peer that maps the owner's memory can walk it. */
+struct dt_iov {
+    ptrdiff_t disp; /* bytes from the buffer address */
+    size_t len;
+    size_t pos; /* packed offset of the piece inside one element of the type */
+};
+/* The merged pieces of one element of committed t, in packed order (*n of them); NULL when t has
+   more than 2^20 pieces (the loop description alone serves it) or is predefined. */
+const struct dt_iov *dt_iov(hint_type t, size_t *n);
+
+/* A layout seen through its pieces: `count` elements `extent` bytes apart, each made of iov[0..niov);
+   niov == 0 means contiguous bytes. What a rank needs to copy into or out of a peer's layout. */
+struct dt_flat {
+    const struct dt_iov *iov;
+    size_t niov;
+    ptrdiff_t extent;
+};
+/* Copies the first `bytes` of data of the layout s at sbase into the layout d at dbase, piece
+   against piece (no packing); the two layouts must each hold at least `bytes`. */
+void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes);
+
 /* Pack representations of issue 9; HINT_PACK=loop|iovec|mars|auto picks the default. */
 enum dt_rep { DT_REP_AUTO = 0, DT_REP_LOOP, DT_REP_IOVEC, DT_REP_MARS, DT_NREP };
 const char *dt_rep_name(int rep);

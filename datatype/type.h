@@ -41,12 +41,6 @@ struct dt_item {
     size_t size;      /* packed bytes of one repetition */
 };
 
-/* One contiguous piece of the flattened list (representation b), and MARs' unit (c). */
-struct dt_iov {
-    ptrdiff_t disp; /* bytes from the buffer address */
-    size_t len;
-    size_t pos; /* packed offset of the piece inside one element of the type */
-};
 
 struct dt_plan {
     struct dt_item *items; /* items[0] is the root LOOP (count 1, stride extent) */

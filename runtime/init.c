@@ -66,6 +66,7 @@ int hint_finalize(void)
     int st = rt.boot.singleton ? HINT_SUCCESS : boot_fence();
     grp_destroy(rt.world);
     rt.world = HINT_GROUP_NULL;
+    coll_stats_report();
     coll_staging_release_all(); /* after the fence: no peer reads them any more */
     shm_p2p_fini();
     shm_node_close(rt.shm);

@@ -4,7 +4,9 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tests/common/job.h"
 
@@ -178,5 +180,63 @@ ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeou
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
     cr_expect_eq(res.status, 0, "%s, %d ranks, %s:\n%s", c->op, c->np, c->file, res.output);
+    free(res.output);
+}
+
+/* Derived datatypes in alltoall and allgather, every algorithm (tests/mpi/typed_coll.c), on the
+   heap and in private mmaps; two virtual sockets for morton_numa. Each rank's HINT_COLL_STATS
+   line must give the counts of direct and packed calls that the rank expects from the
+   algorithms that ran (hint_coll_last): the staged algorithms copy straight from the layouts
+   wherever the buffers are, the copy orders only on the heap (off it they fall back to pairwise
+   or ring on packed bytes, and report that name). */
+struct typed_case {
+    int np;
+    bool mmap;
+};
+
+ParameterizedTestParameters(coll, derived_types)
+{
+    static struct typed_case cases[2 * sizeof nps / sizeof nps[0]];
+    size_t k = 0;
+    for (size_t j = 0; j < sizeof nps / sizeof nps[0]; j++)
+        for (int m = 0; m < 2; m++)
+            cases[k++] = (struct typed_case){nps[j], m == 1};
+    return cr_make_param_array(struct typed_case, cases, k);
+}
+
+/* The counts rank r expects ("rank r: expect direct D, packed K") and those its stats line
+   reports; false when either line is missing. */
+static bool typed_counts(const char *out, int r, unsigned long want[2], unsigned long got[2])
+{
+    char key[64];
+    snprintf(key, sizeof key, "rank %d: expect direct ", r);
+    const char *w = strstr(out, key);
+    snprintf(key, sizeof key, "hint[rank %d] coll: ", r);
+    const char *g = strstr(out, key);
+    if (w == NULL || g == NULL || (g = strstr(g, "calls: ")) == NULL)
+        return false;
+    return sscanf(w, "rank %*d: expect direct %lu, packed %lu", &want[0], &want[1]) == 2 &&
+           sscanf(g, "calls: %lu copied straight from and to the layouts, %lu staged", &got[0], &got[1]) == 2;
+}
+
+ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
+{
+    const char *argv[] = {job_build_path("tests/mpi/typed_coll"), c->mmap ? "mmap" : "heap", NULL};
+    const char *env[] = {"HINT_COLL_STATS=1", "HINT_VIRTUAL_SOCKETS=2", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks (%s) failed (status %d):\n%s", c->np, c->mmap ? "mmap" : "heap",
+                 res.status, res.output);
+    unsigned long total_direct = 0;
+    for (int r = 0; c->np > 1 && r < c->np; r++) {
+        unsigned long want[2], got[2];
+        cr_assert(typed_counts(res.output, r, want, got), "rank %d's counts missing:\n%s", r, res.output);
+        cr_expect(want[0] == got[0] && want[1] == got[1], "rank %d expected direct %lu packed %lu, stats say %lu %lu",
+                  r, want[0], want[1], got[0], got[1]);
+        cr_expect(want[1] > 0, "rank %d: the fallback and the byte-only algorithms must pack", r);
+        total_direct += got[0];
+    }
+    if (c->np > 1)
+        cr_expect(total_direct > 0, "no call copied straight from the layouts");
     free(res.output);
 }

@@ -143,16 +143,29 @@ static inline struct shm_cell *shm_cell(const struct shm_node *n, struct shm_cha
 }
 static inline void *shm_payload(struct shm_cell *cell) { return cell + 1; }
 
+/* A member's datatype layout for one side of alltoall / allgather when it is derived: every
+   block is `count` elements `extent` bytes apart, each made of the `niov` pieces at heap offset
+   iov_off (the type's flattened list, position independent); niov == 0: contiguous bytes. The
+   buffer's first touched byte is `lo` bytes from its address (negative lower bounds). */
+struct shm_coll_layout {
+    uint64_t iov_off, niov, count;
+    int64_t extent, lo;
+};
+
 /* After each slot: one area per member of the group, where it publishes its buffers (heap
-   offsets) and, for the v variants, its counts and displacements (3 * nlocal values). */
+   offsets), their layouts and, for the v variants, its counts and displacements
+   (3 * nlocal values). */
 struct shm_coll_member {
     uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
     _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
     uint64_t stage_off;        /* staged collectives: heap offset of this member's staging area */
     int32_t socket;            /* NUMA-aware algorithms: the socket this member runs on */
-    char pad[SHM_CACHE_LINE - 36];
+    int32_t unused;
+    struct shm_coll_layout sl, rl; /* derived layouts of the send and receive buffers */
+    char pad[2 * SHM_CACHE_LINE - 40 - 2 * sizeof(struct shm_coll_layout)];
     uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P] in bytes (v variants) */
 };
+_Static_assert(sizeof(struct shm_coll_member) == 2 * SHM_CACHE_LINE, "member area header: two lines");
 
 static inline size_t shm_coll_member_stride(int nlocal)
 {
