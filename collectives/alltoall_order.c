@@ -189,11 +189,37 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
     return offset_of(buf + lo, (size_t)(hi - lo));
 }
 
-/* Block i of a member's published side, and that side's pieces. */
-static char *side_block(uint64_t off, const struct shm_coll_layout *l, size_t block, int i)
+/* The same for a v side: nb blocks of counts[p] data bytes at byte offsets displs[p]. */
+static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int nb, const size_t *counts,
+                              const size_t *displs, struct shm_coll_layout *out)
 {
-    ptrdiff_t stride = l->niov ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block;
-    return (char *)heap_at(off) - l->lo + i * stride;
+    *out = (struct shm_coll_layout){0};
+    if (l->type == NULL)
+        return offset_of(buf, v_extent(counts, displs, nb));
+    size_t n, es = dt_size(l->type);
+    const struct dt_iov *iov = dt_iov(l->type, &n);
+    uint64_t at = iov ? offset_of(iov, n * sizeof *iov) : UINT64_MAX;
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
+    if (at == UINT64_MAX)
+        return UINT64_MAX;
+    for (int p = 0; p < nb; p++) {
+        if (counts[p] == 0)
+            continue;
+        if (dt_span(l->type, counts[p] / es, &a, &b) != HINT_SUCCESS)
+            return UINT64_MAX;
+        lo = (ptrdiff_t)displs[p] + a < lo ? (ptrdiff_t)displs[p] + a : lo;
+        hi = (ptrdiff_t)displs[p] + b > hi ? (ptrdiff_t)displs[p] + b : hi;
+    }
+    if (lo == PTRDIFF_MAX)
+        return 0; /* nothing of this side is touched */
+    *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
+    return offset_of(buf + lo, (size_t)(hi - lo));
+}
+
+/* Bytes from a published side's buffer address to its block i (not for the v variants). */
+static ptrdiff_t block_at(const struct shm_coll_layout *l, size_t block, int i)
+{
+    return i * (l->niov ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block);
 }
 
 static struct dt_flat side_flat(const struct shm_coll_layout *l)
@@ -221,8 +247,8 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
             me->v[P + p] = a->sdispls[p];
             me->v[2 * P + p] = a->rdispls[p];
         }
-        me->soff = offset_of(a->sbuf, v_extent(a->scounts, a->sdispls, P));
-        me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
+        me->soff = publish_vside(a->sbuf, &a->sl, P, a->scounts, a->sdispls, &me->sl);
+        me->roff = publish_vside(a->rbuf, &a->rl, P, a->rcounts, a->rdispls, &me->rl);
         break;
     case ALLGATHER:
         me->soff = publish_side(a->sbuf, &a->sl, 1, b, &me->sl);
@@ -232,8 +258,8 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
         for (int p = 0; p < P; p++)
             me->v[p] = a->rdispls[p];
         me->v[P] = b; /* this rank's block */
-        me->soff = offset_of(a->sbuf, b);
-        me->roff = offset_of(a->rbuf, v_extent(a->rcounts, a->rdispls, P));
+        me->soff = publish_vside(a->sbuf, &a->sl, 1, &b, &(size_t){0}, &me->sl);
+        me->roff = publish_vside(a->rbuf, &a->rl, P, a->rcounts, a->rdispls, &me->rl);
         break;
     }
 }
@@ -247,18 +273,19 @@ static int fallback(struct coll_args *a, enum shape sh)
     return coll_has_layout(a) ? coll_run_packed(a, algs[sh]) : algs[sh](a);
 }
 
-/* One block from member s's send side to member d's receive side: the hybrid copy between
-   contiguous sides, else piece against piece of the two published layouts. */
-static void copy_block(const struct shm_coll_member *ms, const struct shm_coll_member *md, int sblk, int rblk,
-                       size_t b, size_t T)
+/* n bytes from member s's send side, soff bytes from its buffer address, to member d's receive
+   side at roff: the hybrid copy between contiguous sides, else piece against piece of the two
+   published layouts. */
+static void copy_block(const struct shm_coll_member *ms, const struct shm_coll_member *md, ptrdiff_t soff,
+                       ptrdiff_t roff, size_t n, size_t T)
 {
-    char *src = side_block(ms->soff, &ms->sl, b, sblk), *dst = side_block(md->roff, &md->rl, b, rblk);
+    char *src = (char *)heap_at(ms->soff) - ms->sl.lo + soff, *dst = (char *)heap_at(md->roff) - md->rl.lo + roff;
     if (ms->sl.niov == 0 && md->rl.niov == 0) {
-        copy_hybrid(dst, src, b, T);
+        copy_hybrid(dst, src, n, T);
         return;
     }
     struct dt_flat fs = side_flat(&ms->sl), fd = side_flat(&md->rl);
-    dt_copy_flat(src, &fs, dst, &fd, b);
+    dt_copy_flat(src, &fs, dst, &fd, n);
 }
 
 /* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
@@ -292,15 +319,16 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
-        size_t n = b, soff = 0, roff = (size_t)s * b;
+        size_t n = b;
+        ptrdiff_t soff = 0, roff = block_at(&md->rl, b, s);
         switch (sh) {
-        case ALLTOALL: copy_block(ms, md, d, s, b, T); continue;
-        case ALLGATHER: copy_block(ms, md, 0, s, b, T); continue;
-        case ALLTOALLV: n = ms->v[d]; soff = ms->v[P + d]; roff = md->v[2 * P + s]; break;
-        case ALLGATHERV: n = ms->v[P]; roff = md->v[s]; break;
+        case ALLTOALL: soff = block_at(&ms->sl, b, d); break;
+        case ALLTOALLV: n = ms->v[d]; soff = (ptrdiff_t)ms->v[P + d]; roff = (ptrdiff_t)md->v[2 * P + s]; break;
+        case ALLGATHER: break;
+        case ALLGATHERV: n = ms->v[P]; roff = (ptrdiff_t)md->v[s]; break;
         }
         if (n)
-            copy_hybrid(heap_at(md->roff) + roff, heap_at(ms->soff) + soff, n, T);
+            copy_block(ms, md, soff, roff, n, T);
     }
     copy_fence();
     if (coll_has_layout(a))

@@ -368,6 +368,7 @@ struct vbytes {
     size_t *counts, *displs;
 };
 
+/* Counts to bytes of data, displacements (in extents) to byte offsets. */
 static int to_bytes(const struct coll_args *a, const size_t counts[], const size_t displs[], hint_type t,
                     struct vbytes *out)
 {
@@ -378,20 +379,43 @@ static int to_bytes(const struct coll_args *a, const size_t counts[], const size
     int st = block_bytes(1, t, &es);
     if (st != HINT_SUCCESS)
         return st;
+    ptrdiff_t ext = dt_extent(t);
+    size_t ex = ext > 0 ? (size_t)ext : es; /* a derived side reaches here only with ext > 0 */
     out->counts = malloc(2 * (size_t)a->size * sizeof(size_t));
     if (out->counts == NULL)
         return HINT_ERR_NOMEM;
     out->displs = out->counts + a->size;
     for (int p = 0; p < a->size; p++) {
-        if (es != 0 && (counts[p] > SIZE_MAX / es || displs[p] > SIZE_MAX / es)) {
+        if ((es != 0 && counts[p] > SIZE_MAX / es) || (ex != 0 && displs[p] > SIZE_MAX / ex)) {
             free(out->counts);
             out->counts = NULL;
             return HINT_ERR_COUNT;
         }
         out->counts[p] = counts[p] * es;
-        out->displs[p] = displs[p] * es;
+        out->displs[p] = displs[p] * ex;
     }
     return HINT_SUCCESS;
+}
+
+/* A v side of a derived type goes to selection with its layout (typed.c) when its extent is
+   positive (byte displacements stay unsigned); otherwise the call is staged by derived.c. */
+static bool v_layout_ok(hint_type t) { return !coll_is_derived(t) || dt_extent(t) > 0; }
+
+static struct coll_layout v_layout(hint_type t, size_t count)
+{
+    return coll_is_derived(t) ? (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)}
+                              : (struct coll_layout){0};
+}
+
+/* One rank alone, v variants: its block from s at sdispl to r at rdispl, each in its own type. */
+static void copy_own_vblock(const struct coll_args *a, const char *s, size_t sc, hint_type st_, char *r,
+                            size_t rc, hint_type rt_, size_t bytes)
+{
+    size_t done;
+    if (coll_has_layout(a))
+        dt_copy_typed(s, sc, st_, r, rc, rt_, &done);
+    else
+        copy_bytes(r, s, bytes);
 }
 
 int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
@@ -479,7 +503,8 @@ int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[],
 int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
                     hint_type rt_, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
+    bool derived = coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_));
+    if (derived && (s == HINT_IN_PLACE || !v_layout_ok(rt_)))
         return coll_derived_vblocks(2, s, NULL, sc, st_, r, rcounts, 0, rdispls, rt_, 0, g);
     struct coll_args a;
     struct vbytes rv = {0};
@@ -495,7 +520,7 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
         a.block = rv.counts[a.rank];
         s = (char *)r + rv.displs[a.rank];
     }
-    if (st == HINT_SUCCESS && a.block != rv.counts[a.rank])
+    if (st == HINT_SUCCESS && (a.block != rv.counts[a.rank] || (!in_place && coll_same_kind(st_, rt_))))
         st = HINT_ERR_TYPE;
     if (st == HINT_SUCCESS && (check_buf(s, a.block) || r == NULL))
         st = HINT_ERR_BUFFER;
@@ -504,8 +529,12 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
         a.rbuf = r;
         a.rcounts = rv.counts;
         a.rdispls = rv.displs;
+        if (!in_place) {
+            a.sl = v_layout(st_, sc);
+            a.rl = v_layout(rt_, 0);
+        }
         if (a.size == 1)
-            copy_bytes((char *)r + rv.displs[0], s, a.block);
+            copy_own_vblock(&a, s, sc, st_, (char *)r + rv.displs[0], rcounts[0], rt_, a.block);
         st = run(&a, a.size == 1);
     }
     free(rv.counts);
@@ -515,7 +544,8 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
 int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
                    const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g)
 {
-    if (coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_)))
+    bool derived = coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_));
+    if (derived && (s == HINT_IN_PLACE || !v_layout_ok(rt_) || !v_layout_ok(st_)))
         return coll_derived_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g);
     struct coll_args a;
     struct vbytes sv = {0}, rv = {0};
@@ -543,7 +573,7 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
         st = HINT_ERR_BUFFER;
         goto out;
     }
-    if (sv.counts[a.rank] != rv.counts[a.rank]) {
+    if (sv.counts[a.rank] != rv.counts[a.rank] || (!in_place && coll_same_kind(st_, rt_))) {
         st = HINT_ERR_TYPE;
         goto out;
     }
@@ -553,8 +583,13 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
     a.sdispls = sv.displs;
     a.rcounts = rv.counts;
     a.rdispls = rv.displs;
+    if (!in_place) {
+        a.sl = v_layout(st_, 0);
+        a.rl = v_layout(rt_, 0);
+    }
     if (a.size == 1)
-        copy_bytes((char *)r + rv.displs[0], (const char *)s + sv.displs[0], rv.counts[0]);
+        copy_own_vblock(&a, (const char *)s + sv.displs[0], scounts[0], st_, (char *)r + rv.displs[0], rcounts[0],
+                        rt_, rv.counts[0]);
     st = run(&a, a.size == 1);
 out:
     free(sv.counts);

@@ -36,8 +36,9 @@ enum coll_op_id {
 };
 
 /* One side of an alltoall or allgather whose datatype is derived: each block is `count`
-   elements of `type` and blocks lie count * extent bytes apart from the buffer address. type NULL:
-   the side is contiguous bytes. Only algorithms marked `typed` see a derived side; the others get
+   elements of `type` and blocks lie count * extent bytes apart from the buffer address. In the
+   v variants count is unused: counts are bytes of data and displacements byte offsets of each
+   block's first element. type NULL: the side is contiguous bytes. Only algorithms marked `typed` see a derived side; the others get
    it packed (coll_run_packed). */
 struct coll_layout {
     hint_type type;
@@ -65,8 +66,8 @@ struct coll_args {
     hint_op op;
     const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes */
     int copy;              /* enum copy_mode for the shared-heap algorithms; -1: HINT_COPY's */
-    struct coll_layout sl, rl; /* alltoall / allgather: derived send and receive sides; then
-                                  sbuf and rbuf are the user's buffer addresses */
+    struct coll_layout sl, rl; /* alltoall(v) / allgather(v): derived send and receive sides;
+                                  then sbuf and rbuf are the user's buffer addresses */
 };
 
 struct coll_alg {

@@ -72,9 +72,9 @@ static const struct coll_alg allgather_algs[] = {
 static const struct coll_alg allgatherv_algs[] = {
     ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
     ALG("linear", "everything posted at once", NULL, allgatherv_linear),
-    ALG("morton", DESC_MORTON,
+    TYPED("morton", DESC_MORTON,
         coll_shm_ok, allgatherv_morton),
-    ALG("morton_numa", DESC_MORTON_NUMA,
+    TYPED("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, allgatherv_morton_numa),
 };
 static const struct coll_alg alltoall_algs[] = {
@@ -96,14 +96,14 @@ static const struct coll_alg alltoall_algs[] = {
 static const struct coll_alg alltoallv_algs[] = {
     ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
-    ALG("row", DESC_ROW, coll_shm_ok, alltoallv_row),
-    ALG("column", DESC_COLUMN, coll_shm_ok,
+    TYPED("row", DESC_ROW, coll_shm_ok, alltoallv_row),
+    TYPED("column", DESC_COLUMN, coll_shm_ok,
         alltoallv_column),
-    ALG("hilbert", DESC_HILBERT, coll_shm_ok,
+    TYPED("hilbert", DESC_HILBERT, coll_shm_ok,
         alltoallv_hilbert),
-    ALG("morton", DESC_MORTON, coll_shm_ok,
+    TYPED("morton", DESC_MORTON, coll_shm_ok,
         alltoallv_morton),
-    ALG("morton_numa", DESC_MORTON_NUMA,
+    TYPED("morton_numa", DESC_MORTON_NUMA,
         coll_shm_ok, alltoallv_morton_numa),
 };
 static const struct coll_alg rsb_algs[] = {

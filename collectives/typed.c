@@ -1,7 +1,7 @@
 /*
  * collectives/typed.c — blocks of derived datatypes in alltoall and allgather. api.c hands a
- * call whose send or receive type is derived to selection as it is, with the user's buffers and
- * their layouts (struct coll_layout), so every rank picks the same algorithm whatever types it
+ * call whose send or receive type is derived (and the v variants, when the derived extents are
+ * positive) to selection as it is, with the user's buffers and their layouts (struct coll_layout), so every rank picks the same algorithm whatever types it
  * passed. An algorithm marked `typed` then copies straight from and to the layouts: the staged
  * ones pack into and unpack from their staging areas with the rank's own type, the copy-order
  * ones walk both peers' flattened pieces over the shared heap. Any other algorithm runs on
@@ -50,14 +50,78 @@ void coll_unpack_block(const struct coll_args *a, int s, const void *in)
 
 static int blocks_sent(const struct coll_args *a) { return a->op_id == COLL_ALLGATHER ? 1 : a->size; }
 
+/* Dense packed blocks of a v side: counts stay, displacements become the running sum. */
+static int dense_displs(const size_t *counts, int P, size_t **displs, size_t *total)
+{
+    *total = 0;
+    if ((*displs = malloc((size_t)P * sizeof **displs)) == NULL)
+        return HINT_ERR_NOMEM;
+    for (int p = 0; p < P; p++) {
+        (*displs)[p] = *total;
+        *total += counts[p];
+    }
+    return HINT_SUCCESS;
+}
+
+/* bytes of data of layout l at base (a block of a v side) to or from dense bytes at dense. */
+static void pack_v(const char *base, const struct coll_layout *l, size_t bytes, char *dense)
+{
+    size_t done, n = bytes / dt_size(l->type);
+    dt_pack_range_rep(base, n, l->type, 0, dense, bytes, &done, DT_REP_AUTO);
+}
+
+static void unpack_v(const char *dense, size_t bytes, char *base, const struct coll_layout *l)
+{
+    size_t done, n = bytes / dt_size(l->type);
+    dt_unpack_range_rep(dense, bytes, 0, base, n, l->type, &done, DT_REP_AUTO);
+}
+
+/* alltoallv / allgatherv: every block packed to its own dense place. */
+static int run_packed_v(struct coll_args *a, int (*run)(struct coll_args *))
+{
+    int P = a->size;
+    bool a2a = a->op_id == COLL_ALLTOALLV;
+    struct coll_args packed = *a;
+    size_t *sd = NULL, *rd = NULL, stotal = a->block, rtotal;
+    char *stmp = NULL, *rtmp = NULL;
+    int st = dense_displs(a->rcounts, P, &rd, &rtotal);
+    if (st == HINT_SUCCESS && a2a)
+        st = dense_displs(a->scounts, P, &sd, &stotal);
+    if (st == HINT_SUCCESS && a->sl.type && (st = coll_scratch(stotal, (void **)&stmp)) == HINT_SUCCESS) {
+        for (int d = 0; d < (a2a ? P : 1); d++)
+            pack_v(a->sbuf + (a2a ? a->sdispls[d] : 0), &a->sl, a2a ? a->scounts[d] : a->block,
+                   stmp + (a2a ? sd[d] : 0));
+        packed.sbuf = stmp;
+        if (a2a)
+            packed.sdispls = sd;
+    }
+    if (st == HINT_SUCCESS && a->rl.type && (st = coll_scratch(rtotal, (void **)&rtmp)) == HINT_SUCCESS) {
+        packed.rbuf = rtmp;
+        packed.rdispls = rd;
+    }
+    if (st == HINT_SUCCESS) {
+        packed.sl = packed.rl = (struct coll_layout){0};
+        st = run(&packed);
+    }
+    for (int s = 0; st == HINT_SUCCESS && rtmp && s < P; s++)
+        unpack_v(rtmp + rd[s], a->rcounts[s], a->rbuf + a->rdispls[s], &a->rl);
+    free(stmp);
+    free(rtmp);
+    free(sd);
+    free(rd);
+    return st;
+}
+
 int coll_run_packed(struct coll_args *a, int (*run)(struct coll_args *))
 {
+    stats.packed++;
+    if (a->op_id == COLL_ALLTOALLV || a->op_id == COLL_ALLGATHERV)
+        return run_packed_v(a, run);
     int P = a->size, ns = blocks_sent(a);
     size_t b = a->block;
     void *stmp = NULL, *rtmp = NULL;
     struct coll_args packed = *a;
     int st = HINT_SUCCESS;
-    stats.packed++;
     if (a->sl.type && (st = coll_scratch(b * (size_t)ns, &stmp)) == HINT_SUCCESS) {
         for (int d = 0; d < ns; d++)
             coll_pack_block(a, d, (char *)stmp + (size_t)d * b);
@@ -82,7 +146,7 @@ void coll_count_direct(void) { stats.direct++; }
 void coll_stats_report(void)
 {
     if (rt_env_long("HINT_COLL_STATS", 0, 0, 1) && stats.direct + stats.packed > 0)
-        RT_ERR("coll", "derived-type alltoall/allgather calls: %lu copied straight from and to the layouts, "
+        RT_ERR("coll", "derived-type alltoall(v)/allgather(v) calls: %lu copied straight from and to the layouts, "
                "%lu staged through packed bytes", stats.direct, stats.packed);
     stats.direct = stats.packed = 0;
 }

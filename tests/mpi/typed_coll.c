@@ -1,10 +1,11 @@
 /*
- * tests/mpi/typed_coll.c — alltoall and allgather on derived datatypes, every algorithm, run
- * under hintrun: `typed_coll [mmap]`.
+ * tests/mpi/typed_coll.c — alltoall, allgather and their v variants on derived datatypes, every
+ * algorithm, run under hintrun: `typed_coll [mmap]`.
  *
  * Each rank picks its send and receive layouts from four (bytes; doubles with 8-byte holes;
  * pieces of 3, 1 and 2 bytes with holes; two 3-byte pieces at a negative stride), changing with
- * the round, so ranks of one call pass different types. Block sizes 0 to 63 KiB, on the shared
+ * the round, so ranks of one call pass different types. Block sizes 0 to 63 KiB (v variants:
+ * irregular, some empty, in reverse rank order with gaps), on the shared
  * heap or (argument `mmap`) in private mappings. A receive buffer is checked whole: data where
  * the type puts it, the holes' sentinel untouched. One layout is committed before hint_init, so
  * its piece list is off the heap: the copy orders must fall back to pairwise on packed bytes.
@@ -101,11 +102,17 @@ static void buf_put(struct buf *b)
         free(b->mem);
 }
 
+/* Writes `bytes` of stream into layout l from element `elem` of the buffer at `at` on. */
+static void put_at(const struct layout *l, unsigned char *at, size_t elem, const unsigned char *stream, size_t bytes)
+{
+    size_t n = bytes / l->size, pos = 0;
+    RC_OK(hint_unpack(stream, bytes, &pos, at + (ptrdiff_t)elem * l->extent, n, l->t));
+}
+
 /* Writes `bytes` of stream into element block i of layout l at buffer address at. */
 static void put_block(const struct layout *l, unsigned char *at, size_t i, const unsigned char *stream, size_t bytes)
 {
-    size_t n = bytes / l->size, pos = 0;
-    RC_OK(hint_unpack(stream, bytes, &pos, at + (ptrdiff_t)(i * n) * l->extent, n, l->t));
+    put_at(l, at, i * (bytes / l->size), stream, bytes);
 }
 
 static bool typed_alg(int op_id, const char *name)
@@ -116,6 +123,28 @@ static bool typed_alg(int op_id, const char *name)
             return t->algs[i].typed;
     RC_FAIL("%s is not an algorithm of %s", name, t->op);
     return false;
+}
+
+/* The data a receive area must hold: the sentinel everywhere, then each block where the type
+   puts it; compared whole, so the holes are checked too. */
+static void check_area(const struct buf *r, const struct buf *want, const char *what, const char *alg,
+                       const struct layout *sl, const struct layout *rl, int k)
+{
+    if (memcmp(r->mem, want->mem, r->bytes) == 0)
+        return;
+    size_t at = 0;
+    while (r->mem[at] == want->mem[at])
+        at++;
+    RC_FAIL("%s %s round %d, %s -> %s: byte %zu of the receive area is %u, expected %u", what, alg, k, sl->name,
+            rl->name, at, r->mem[at], want->mem[at]);
+}
+
+static void count_call(int op_id, const struct layout *sl, const struct layout *rl)
+{
+    const char *ran;
+    RC_OK(hint_coll_last(coll_tables[op_id].op, &ran));
+    if ((sl->t != HINT_BYTE || rl->t != HINT_BYTE) && P > 1)
+        ++*(typed_alg(op_id, ran) ? &want_direct : &want_packed);
 }
 
 /* One call: alltoall (P blocks out) or allgather (1 block out), layouts sl and rl, block bytes. */
@@ -144,18 +173,65 @@ static void one_call(int op_id, const char *alg, const struct layout *sl, const 
     if (st != HINT_SUCCESS)
         RC_FAIL("%s %s %zu B, %s -> %s: %s", coll_tables[op_id].op, alg, block, sl->name, rl->name,
                 hint_strerror(st));
-    if (memcmp(r.mem, want.mem, r.bytes) != 0) {
-        size_t at = 0;
-        while (r.mem[at] == want.mem[at])
-            at++;
-        RC_FAIL("%s %s %zu B round %d, %s -> %s: byte %zu of the receive area is %u, expected %u",
-                coll_tables[op_id].op, alg, block, k, sl->name, rl->name, at, r.mem[at], want.mem[at]);
+    check_area(&r, &want, coll_tables[op_id].op, alg, sl, rl, k);
+    if (block > 0)
+        count_call(op_id, sl, rl);
+    free(stream);
+    buf_put(&s);
+    buf_put(&r);
+    buf_put(&want);
+}
+
+/* v variants: bytes of the block from rank `from` to rank `to` (0 for allgatherv) in round k, a
+   multiple of every layout's element size (24), zero for some pairs. */
+static size_t vbytes(int from, int to, int k, size_t unit) { return 24 * (size_t)((from * 3 + to * 5 + k) % 4) * unit; }
+
+/* Element displacements of P blocks of counts[p] elements laid out in reverse rank order with a
+   one-element gap after each; returns the elements spanned. */
+static size_t reverse_displs(const size_t *counts, size_t *displs)
+{
+    size_t off = 0;
+    for (int p = P - 1; p >= 0; p--) {
+        displs[p] = off;
+        off += counts[p] + 1;
     }
-    const char *ran;
-    RC_OK(hint_coll_last(coll_tables[op_id].op, &ran));
-    bool derived = sl->t != HINT_BYTE || rl->t != HINT_BYTE;
-    if (derived && P > 1 && block > 0)
-        ++*(typed_alg(op_id, ran) ? &want_direct : &want_packed);
+    return off;
+}
+
+/* alltoallv or allgatherv with irregular counts and reversed, gapped displacements. */
+static void one_vcall(int op_id, const char *alg, const struct layout *sl, const struct layout *rl, size_t unit,
+                      int k)
+{
+    bool a2a = op_id == COLL_ALLTOALLV;
+    size_t sc[P], sd[P], rc[P], rd[P];
+    for (int p = 0; p < P; p++) {
+        sc[p] = vbytes(rc_rank, a2a ? p : 0, k, unit) / sl->size;
+        rc[p] = vbytes(p, a2a ? rc_rank : 0, k, unit) / rl->size;
+    }
+    size_t sspan = a2a ? reverse_displs(sc, sd) : sc[0], rspan = reverse_displs(rc, rd);
+    struct buf s, r, want;
+    buf_get(&s, sl, sspan);
+    buf_get(&r, rl, rspan);
+    buf_get(&want, rl, rspan);
+    unsigned char *stream = malloc(3 * 24 * unit + 1);
+    for (int d = 0; d < (a2a ? P : 1); d++) {
+        size_t n = sc[d] * sl->size;
+        for (size_t j = 0; j < n; j++)
+            stream[j] = val(rc_rank, a2a ? d : -1, k, j);
+        put_at(sl, s.at, a2a ? sd[d] : 0, stream, n);
+    }
+    for (int src = 0; src < P; src++) {
+        size_t n = rc[src] * rl->size;
+        for (size_t j = 0; j < n; j++)
+            stream[j] = val(src, a2a ? rc_rank : -1, k, j);
+        put_at(rl, want.at, rd[src], stream, n);
+    }
+    int st = a2a ? hint_alltoallv(s.at, sc, sd, sl->t, r.at, rc, rd, rl->t, HINT_WORLD)
+                 : hint_allgatherv(s.at, sc[0], sl->t, r.at, rc, rd, rl->t, HINT_WORLD);
+    if (st != HINT_SUCCESS)
+        RC_FAIL("%s %s unit %zu, %s -> %s: %s", coll_tables[op_id].op, alg, unit, sl->name, rl->name, hint_strerror(st));
+    check_area(&r, &want, coll_tables[op_id].op, alg, sl, rl, k);
+    count_call(op_id, sl, rl);
     free(stream);
     buf_put(&s);
     buf_put(&r);
@@ -169,6 +245,12 @@ static const size_t sizes[] = {0, 24, 48, 1008, 4800, 65520};
 static void run_alg(int op_id, const char *alg)
 {
     RC_OK(hint_coll_set(coll_tables[op_id].op, alg));
+    if (op_id == COLL_ALLTOALLV || op_id == COLL_ALLGATHERV) {
+        for (size_t unit = 1; unit <= 50; unit += 49)
+            for (int k = 0; k < NLAYOUTS; k++)
+                one_vcall(op_id, alg, &L[(rc_rank + k) % NLAYOUTS], &L[(3 * rc_rank + k + 1) % NLAYOUTS], unit, k);
+        return;
+    }
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (strcmp(alg, "shm") == 0 && sizes[i] > 1024)
             continue; /* not applicable: a forced choice would be an error */
@@ -218,6 +300,8 @@ int main(int argc, char **argv)
     make_layouts();
     every_alg(COLL_ALLTOALL);
     every_alg(COLL_ALLGATHER);
+    every_alg(COLL_ALLTOALLV);
+    every_alg(COLL_ALLGATHERV);
     off_heap_pieces();
     printf("rank %d: expect direct %lu, packed %lu\n", rc_rank, want_direct, want_packed);
     for (int i = 1; i < NLAYOUTS; i++)
