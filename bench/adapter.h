@@ -4,11 +4,34 @@
  * (bench/mpi/adapter_mpi.c) and all measure exactly the same thing.
  *
  * Buffers are bytes; reductions are sums of doubles. Every call returns 0 on success.
+ * allgather and alltoall also take a block layout per side (enum bk_layout), so that the same
+ * benchmark measures derived datatypes: the geometry of each layout is defined here, once, and
+ * each adapter maps a layout to its library's datatype, made at bk_init and freed at bk_finalize.
  */
 #ifndef HINT_BENCH_ADAPTER_H
 #define HINT_BENCH_ADAPTER_H
 
 #include <stddef.h>
+
+/* How a block of B data bytes lies in a buffer: `B / bk_layout_size` elements, each spanning
+   `bk_layout_extent` bytes, so block d of a buffer starts at byte d * bk_block_span(layout, B). */
+enum bk_layout {
+    BK_CONTIG,  /* B bytes back to back: B elements of a byte (HINT_BYTE, MPI_BYTE) */
+    BK_STRIDED, /* B/8 doubles each followed by an 8-byte hole: a double resized to extent 16 */
+    BK_NLAYOUTS
+};
+
+/* data bytes of one element of a layout; block sizes must be multiples of it */
+static inline size_t bk_layout_size(enum bk_layout l) { return l == BK_STRIDED ? 8 : 1; }
+/* bytes from one element to the next; those past its data bytes are a hole the library must not touch */
+static inline size_t bk_layout_extent(enum bk_layout l) { return l == BK_STRIDED ? 16 : 1; }
+/* elements in a block of `bytes` data bytes: the count the collectives are called with */
+static inline size_t bk_block_count(enum bk_layout l, size_t bytes) { return bytes / bk_layout_size(l); }
+/* bytes a block of `bytes` data bytes spans in its buffer, holes included */
+static inline size_t bk_block_span(enum bk_layout l, size_t bytes)
+{
+    return bk_block_count(l, bytes) * bk_layout_extent(l);
+}
 
 int bk_init(int *argc, char ***argv);
 void bk_finalize(void);
@@ -32,8 +55,10 @@ int bk_allreduce(const double *s, double *r, size_t count);
 int bk_reduce_scatter_block(const double *s, double *r, size_t count);
 int bk_gather(const void *s, void *r, size_t block, int root);
 int bk_scatter(const void *s, void *r, size_t block, int root);
-int bk_allgather(const void *s, void *r, size_t block);
-int bk_alltoall(const void *s, void *r, size_t block);
+/* scount elements of layout sl per send block, rcount of rl per receive block (both BK_CONTIG:
+   blocks of plain bytes); the data bytes of a block must agree on both sides */
+int bk_allgather(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl);
+int bk_alltoall(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl);
 int bk_gatherv(const void *s, size_t sbytes, void *r, const size_t *counts, const size_t *displs, int root);
 int bk_scatterv(const void *s, const size_t *counts, const size_t *displs, void *r, size_t rbytes, int root);
 int bk_allgatherv(const void *s, size_t sbytes, void *r, const size_t *counts, const size_t *displs);

@@ -8,13 +8,34 @@
 #include "hint.h"
 
 static char library[64];
+/* hint's datatype of each block layout (bench/adapter.h); only the strided one is made here */
+static hint_type layout_type[BK_NLAYOUTS];
+
+static int make_layout_types(void)
+{
+    layout_type[BK_CONTIG] = HINT_BYTE;
+    int st = hint_type_resized(HINT_DOUBLE, 0, (ptrdiff_t)bk_layout_extent(BK_STRIDED), &layout_type[BK_STRIDED]);
+    if (st == HINT_SUCCESS)
+        st = hint_type_commit(&layout_type[BK_STRIDED]);
+    if (st != HINT_SUCCESS)
+        fprintf(stderr, "hint-bench (%s): cannot make the strided layout's datatype: %s\n", library,
+                hint_strerror(st));
+    return st;
+}
 
 int bk_init(int *argc, char ***argv)
 {
     snprintf(library, sizeof library, "hint %s", HINT_VERSION_STRING);
-    return hint_init(argc, argv);
+    int st = hint_init(argc, argv);
+    if (st == HINT_SUCCESS && (st = make_layout_types()) != HINT_SUCCESS)
+        bk_finalize(); /* bench.c does not finalize after a failed bk_init */
+    return st;
 }
-void bk_finalize(void) { hint_finalize(); }
+void bk_finalize(void)
+{
+    hint_type_free(&layout_type[BK_STRIDED]); /* not made (HINT_TYPE_NULL): refused, harmless */
+    hint_finalize();
+}
 void bk_abort(int code) { hint_abort(code); }
 const char *bk_library(void) { return library; }
 const char *bk_strerror(int status) { return hint_strerror(status); }
@@ -69,13 +90,13 @@ int bk_scatter(const void *s, void *r, size_t block, int root)
 {
     return hint_scatter(s, block, HINT_BYTE, r, block, HINT_BYTE, root, HINT_WORLD);
 }
-int bk_allgather(const void *s, void *r, size_t block)
+int bk_allgather(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl)
 {
-    return hint_allgather(s, block, HINT_BYTE, r, block, HINT_BYTE, HINT_WORLD);
+    return hint_allgather(s, scount, layout_type[sl], r, rcount, layout_type[rl], HINT_WORLD);
 }
-int bk_alltoall(const void *s, void *r, size_t block)
+int bk_alltoall(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl)
 {
-    return hint_alltoall(s, block, HINT_BYTE, r, block, HINT_BYTE, HINT_WORLD);
+    return hint_alltoall(s, scount, layout_type[sl], r, rcount, layout_type[rl], HINT_WORLD);
 }
 int bk_gatherv(const void *s, size_t sbytes, void *r, const size_t *counts, const size_t *displs, int root)
 {

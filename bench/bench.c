@@ -4,7 +4,7 @@
  * and MPICH.
  *
  *   hintrun -n P hint-bench OP [--sizes 8:1M] [--iters N] [--warmup N] [--algorithm NAME]
- *                              [--flush-cache] [--vary-data] [--check] [--csv]
+ *                              [--stype L] [--rtype L] [--flush-cache] [--vary-data] [--check] [--csv]
  *
  * Timing: by default, as OSU, a barrier then N back-to-back calls timed together. With
  * --flush-cache, --vary-data or --check every call is timed alone after its preparation:
@@ -12,6 +12,16 @@
  * them sequentially so they sit in this rank's cache only, barrier, time one call);
  * --vary-data rewrites the send buffers before every call; --check verifies every result.
  * Per size: the per-rank average latency, then its average, minimum and maximum over ranks.
+ *
+ * Layouts (alltoall and allgather only; bench/adapter.h defines them): --stype and --rtype set how
+ * each send and receive block of B bytes lies in memory. contig (the default) is B bytes sent as
+ * bytes; strided is B/8 doubles each followed by an 8-byte hole (a double resized to extent 16),
+ * so blocks span 2B bytes and the library must handle a derived datatype. A strided layout needs
+ * every size to be a multiple of 8: any other size is refused before anything runs, so a
+ * comparison never has silent gaps. --check also verifies that the receive holes, filled with a
+ * sentinel, were left alone. With a strided layout the output says so: the plain header names
+ * both layouts, and every CSV line gets two more fields, stype and rtype (the CSV of contiguous
+ * runs keeps its nine fields, which bench/compare parses).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -29,6 +39,8 @@ static const char *const op_names[B_NOPS] = {
     "barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block", "gather", "scatter", "allgather",
     "alltoall", "gatherv", "scatterv", "allgatherv", "alltoallv", "latency", "bandwidth"};
 
+static const char *const layout_names[BK_NLAYOUTS] = {"contig", "strided"};
+
 struct opts {
     int op;
     size_t sizes[64];
@@ -36,6 +48,8 @@ struct opts {
     long iters, warmup;
     const char *algorithm;
     int flush, vary, check, csv;
+    enum bk_layout stype, rtype; /* BK_CONTIG for every operation but alltoall and allgather */
+    int layout_given;            /* --stype or --rtype was on the command line */
 };
 
 struct bufs {
@@ -57,10 +71,14 @@ static void usage(FILE *to)
             "  --iters N              timed calls per size (default: 1000 down to 20 as sizes grow)\n"
             "  --warmup N             untimed calls first (default: iters / 10, at least 2)\n"
             "  --algorithm NAME       force the library's algorithm for OP (hint: see hint_info)\n"
+            "  --stype L, --rtype L   alltoall, allgather: layout of every send (receive) block of B bytes:\n"
+            "                         contig = B bytes (default); strided = B/8 doubles, each followed by\n"
+            "                         an 8-byte hole (a double resized to extent 16), B a multiple of 8\n"
             "  --flush-cache          evict and re-touch the buffers before each timed call (Morton paper, Fig. 9)\n"
             "  --vary-data            change the send data before every call\n"
             "  --check                verify the result of every call\n"
             "  --csv                  one CSV line per size: library,op,P,bytes,avg_us,min_us,max_us,iters,algorithm\n"
+            "                         and, when a layout is strided, two more fields: stype,rtype\n"
             "  --help\n"
             "latency: ping-pong between ranks 0 and 1 (half round trip); bandwidth: windows of 64 sends\n"
             "from rank 0 to rank 1, reported in MB/s in the avg/min/max columns.\n");
@@ -106,6 +124,41 @@ static int parse_sizes(const char *arg, struct opts *o)
     return ok && o->nsizes > 0 ? 0 : -1;
 }
 
+static int parse_layout(const char *name, enum bk_layout *out)
+{
+    for (int l = 0; l < BK_NLAYOUTS; l++)
+        if (!strcmp(name, layout_names[l])) {
+            *out = (enum bk_layout)l;
+            return 0;
+        }
+    return -1;
+}
+
+/* Layouts make sense for alltoall and allgather only, and a block must hold whole elements. */
+static int check_layouts(const struct opts *o)
+{
+    if (!o->layout_given)
+        return 0;
+    if (o->op != B_ALLTOALL && o->op != B_ALLGATHER) {
+        if (rank == 0)
+            fprintf(stderr, "hint-bench: --stype and --rtype apply to alltoall and allgather only, not to %s\n",
+                    op_names[o->op]);
+        return 2;
+    }
+    /* element sizes are 1 and 8, so the larger is a multiple of the other */
+    size_t ss = bk_layout_size(o->stype), rs = bk_layout_size(o->rtype), unit = ss > rs ? ss : rs;
+    for (int k = 0; k < o->nsizes; k++)
+        if (o->sizes[k] % unit != 0) {
+            if (rank == 0)
+                fprintf(stderr,
+                        "hint-bench: the strided layout holds whole doubles, so every size must be a multiple "
+                        "of %zu bytes; --sizes has %zu\n",
+                        unit, o->sizes[k]);
+            return 2;
+        }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -131,6 +184,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->warmup = atol(val), i++;
         } else if (!strcmp(a, "--algorithm") && val) {
             o->algorithm = val, i++;
+        } else if ((!strcmp(a, "--stype") || !strcmp(a, "--rtype")) && val) {
+            if (parse_layout(val, a[2] == 's' ? &o->stype : &o->rtype) != 0) {
+                if (rank == 0)
+                    fprintf(stderr, "hint-bench: bad %s '%s' (want contig or strided)\n", a, val);
+                return 2;
+            }
+            o->layout_given = 1, i++;
         } else if (!strcmp(a, "--flush-cache")) {
             o->flush = 1;
         } else if (!strcmp(a, "--vary-data")) {
@@ -165,7 +225,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "hint-bench: %s needs at least 2 ranks\n", op_names[o->op]);
         return 2;
     }
-    return 0;
+    return check_layouts(o);
 }
 
 /* ---- data, caches, checks ---- */
@@ -176,6 +236,46 @@ static unsigned char gen(int from, int to, size_t i, long it)
 }
 
 static double dgen(int from, size_t i, long it) { return (double)((from + (long)i + it) % 7); }
+
+/* What the holes of strided blocks hold: the receive side's must survive every call (--check
+   looks), the send side's must never reach a receiver (--check sees the data they would shift). */
+enum { RECV_HOLE = 0xA5, SEND_HOLE = 0x5A };
+
+/* Fill the holes of every element in the first `bytes` of buf. */
+static void fill_holes(unsigned char *buf, enum bk_layout l, size_t bytes, unsigned char value)
+{
+    size_t sz = bk_layout_size(l), ext = bk_layout_extent(l);
+    if (ext == sz)
+        return; /* no holes: do not walk a contiguous buffer byte by byte */
+    for (size_t e = 0; e + ext <= bytes; e += ext)
+        memset(buf + e + sz, value, ext - sz);
+}
+
+/* Block p of buf (layout l, n data bytes a block) gets the data rank `from` sends to rank `to`. */
+static void put_block(unsigned char *buf, enum bk_layout l, size_t n, int p, int from, int to, long it)
+{
+    size_t sz = bk_layout_size(l), ext = bk_layout_extent(l);
+    unsigned char *e = buf + (size_t)p * bk_block_span(l, n);
+    for (size_t i = 0; i < n; i += sz, e += ext)
+        for (size_t j = 0; j < sz; j++)
+            e[j] = gen(from, to, i + j, it);
+}
+
+/* Block p of buf holds what rank `from` sent to rank `to`, and its holes were left alone. */
+static int block_ok(const unsigned char *buf, enum bk_layout l, size_t n, int p, int from, int to, long it)
+{
+    size_t sz = bk_layout_size(l), ext = bk_layout_extent(l);
+    const unsigned char *e = buf + (size_t)p * bk_block_span(l, n);
+    for (size_t i = 0; i < n; i += sz, e += ext) {
+        for (size_t j = 0; j < sz; j++)
+            if (e[j] != gen(from, to, i + j, it))
+                return 0;
+        for (size_t j = sz; j < ext; j++)
+            if (e[j] != RECV_HOLE)
+                return 0;
+    }
+    return 1;
+}
 
 static void fill_send(const struct opts *o, struct bufs *b, size_t n, long it)
 {
@@ -191,8 +291,10 @@ static void fill_send(const struct opts *o, struct bufs *b, size_t n, long it)
     case B_SCATTER:
     case B_SCATTERV:
         for (int p = 0; p < P; p++)
-            for (size_t i = 0; i < n; i++)
-                b->s[(size_t)p * n + i] = gen(rank, p, i, it);
+            put_block(b->s, o->stype, n, p, rank, p, it);
+        break;
+    case B_ALLGATHER:
+        put_block(b->s, o->stype, n, 0, rank, 0, it);
         break;
     case B_BCAST:
         if (rank == 0)
@@ -235,8 +337,7 @@ static int verify(const struct opts *o, const struct bufs *b, size_t n, long it)
     case B_ALLGATHER:
     case B_ALLGATHERV:
         for (int p = 0; p < P && !bad; p++)
-            for (size_t i = 0; i < n && !bad; i++)
-                bad = b->r[(size_t)p * n + i] != gen(p, 0, i, it);
+            bad = !block_ok(b->r, o->rtype, n, p, p, 0, it);
         break;
     case B_SCATTER:
     case B_SCATTERV:
@@ -246,8 +347,7 @@ static int verify(const struct opts *o, const struct bufs *b, size_t n, long it)
     case B_ALLTOALL:
     case B_ALLTOALLV:
         for (int p = 0; p < P && !bad; p++)
-            for (size_t i = 0; i < n && !bad; i++)
-                bad = b->r[(size_t)p * n + i] != gen(p, rank, i, it);
+            bad = !block_ok(b->r, o->rtype, n, p, p, rank, it);
         break;
     case B_LATENCY:
     case B_BANDWIDTH:
@@ -259,8 +359,8 @@ static int verify(const struct opts *o, const struct bufs *b, size_t n, long it)
         break;
     }
     if (bad)
-        fprintf(stderr, "hint-bench: rank %d: wrong result of %s at %zu bytes, iteration %ld\n", rank,
-                op_names[o->op], n, it);
+        fprintf(stderr, "hint-bench: rank %d: wrong result of %s at %zu bytes, iteration %ld (stype %s, rtype %s)\n",
+                rank, op_names[o->op], n, it, layout_names[o->stype], layout_names[o->rtype]);
     return bad;
 }
 
@@ -299,8 +399,10 @@ static int call(const struct opts *o, struct bufs *b, size_t n)
     case B_REDUCE_SCATTER_BLOCK: return bk_reduce_scatter_block((double *)b->s, (double *)b->r, cnt);
     case B_GATHER: return bk_gather(b->s, b->r, n, 0);
     case B_SCATTER: return bk_scatter(b->s, b->r, n, 0);
-    case B_ALLGATHER: return bk_allgather(b->s, b->r, n);
-    case B_ALLTOALL: return bk_alltoall(b->s, b->r, n);
+    case B_ALLGATHER:
+        return bk_allgather(b->s, bk_block_count(o->stype, n), o->stype, b->r, bk_block_count(o->rtype, n), o->rtype);
+    case B_ALLTOALL:
+        return bk_alltoall(b->s, bk_block_count(o->stype, n), o->stype, b->r, bk_block_count(o->rtype, n), o->rtype);
     case B_GATHERV: return bk_gatherv(b->s, n, b->r, b->counts, b->displs, 0);
     case B_SCATTERV: return bk_scatterv(b->s, b->counts, b->displs, b->r, n, 0);
     case B_ALLGATHERV: return bk_allgatherv(b->s, n, b->r, b->counts, b->displs);
@@ -332,6 +434,8 @@ static int call(const struct opts *o, struct bufs *b, size_t n)
 static int alloc_bufs(const struct opts *o, size_t n, struct bufs *b)
 {
     size_t all = n * (size_t)P;
+    /* bytes a send and a receive block span: n unless a layout is strided */
+    size_t sspan = bk_block_span(o->stype, n), rspan = bk_block_span(o->rtype, n);
     memset(b, 0, sizeof *b);
     switch (o->op) {
     case B_REDUCE:
@@ -346,15 +450,16 @@ static int alloc_bufs(const struct opts *o, size_t n, struct bufs *b)
         b->rbytes = n;
         break;
     case B_GATHER: case B_GATHERV: case B_ALLGATHER: case B_ALLGATHERV:
-        b->sbytes = n;
-        b->rbytes = all;
+        b->sbytes = sspan;
+        b->rbytes = rspan * (size_t)P;
         break;
     case B_SCATTER: case B_SCATTERV:
         b->sbytes = all;
         b->rbytes = n;
         break;
     case B_ALLTOALL: case B_ALLTOALLV:
-        b->sbytes = b->rbytes = all;
+        b->sbytes = sspan * (size_t)P;
+        b->rbytes = rspan * (size_t)P;
         break;
     case B_LATENCY: case B_BANDWIDTH:
         b->sbytes = b->rbytes = n > 0 ? n : 1;
@@ -374,6 +479,8 @@ static int alloc_bufs(const struct opts *o, size_t n, struct bufs *b)
     }
     memset(b->s, 0, b->sbytes);
     memset(b->r, 0, b->rbytes);
+    fill_holes(b->s, o->stype, b->sbytes, SEND_HOLE);
+    fill_holes(b->r, o->rtype, b->rbytes, RECV_HOLE);
     return 0;
 }
 
@@ -455,9 +562,14 @@ int main(int argc, char **argv)
         return 2;
     }
     int bw = o.op == B_BANDWIDTH;
+    /* strided results are labelled so they are never read as contiguous ones */
+    int strided = o.stype != BK_CONTIG || o.rtype != BK_CONTIG;
+    char layouts[64] = "";
+    if (strided)
+        snprintf(layouts, sizeof layouts, ", stype=%s, rtype=%s", layout_names[o.stype], layout_names[o.rtype]);
     if (rank == 0 && !o.csv) {
-        printf("# hint-bench %s, %s, P=%d%s%s%s\n", op_names[o.op], bk_library(), P, o.flush ? ", flush-cache" : "",
-               o.vary ? ", vary-data" : "", o.check ? ", checked" : "");
+        printf("# hint-bench %s, %s, P=%d%s%s%s%s\n", op_names[o.op], bk_library(), P, layouts,
+               o.flush ? ", flush-cache" : "", o.vary ? ", vary-data" : "", o.check ? ", checked" : "");
         printf("%12s %12s %12s %12s %8s  %s\n", "bytes", bw ? "avg_MB/s" : "avg_us", bw ? "min_MB/s" : "min_us",
                bw ? "max_MB/s" : "max_us", "iters", "algorithm");
     }
@@ -487,7 +599,10 @@ int main(int argc, char **argv)
         failed |= badsum > 0;
         if (rank == 0) {
             const char *alg = bk_last_algorithm(op_names[o.op]);
-            if (o.csv)
+            if (o.csv && strided)
+                printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s,%s,%s\n", bk_library(), op_names[o.op], P, n, avg, mn,
+                       mx, iters, alg, layout_names[o.stype], layout_names[o.rtype]);
+            else if (o.csv)
                 printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s\n", bk_library(), op_names[o.op], P, n, avg, mn, mx,
                        iters, alg);
             else

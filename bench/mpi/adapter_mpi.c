@@ -6,8 +6,12 @@
  * Mapping: buffers are MPI_BYTE, reductions MPI_DOUBLE with MPI_SUM (MPI_MIN/MPI_MAX for the
  * timing reduction), the world is MPI_COMM_WORLD. MPI counts and displacements are int: a size
  * above INT_MAX is refused with a message (the call returns -1 and bench.c stops the job)
- * rather than truncated. Algorithm choice is left to each library's own default selection:
- * bk_set_algorithm accepts only NULL/"auto", and bk_last_algorithm says "-".
+ * rather than truncated. The strided block layout of allgather and alltoall is MPI_DOUBLE
+ * resized to its extent (made at init, freed at finalize). Strided on one side and MPI_BYTE on
+ * the other is, strictly, a type-signature mismatch in the MPI standard; Open MPI and MPICH
+ * match by size on one node, as hint does by design (bytes match anything). Algorithm choice is
+ * left to each library's own default selection: bk_set_algorithm accepts only NULL/"auto", and
+ * bk_last_algorithm says "-".
  */
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +26,8 @@ static char library[64];
 static int world_rank, world_size;
 /* int copies of the size_t counts/displacements of the v-collectives, sized P at init */
 static int *icounts, *idispls, *icounts2, *idispls2;
+/* MPI datatype of each block layout (bench/adapter.h); only the strided one is made here */
+static MPI_Datatype layout_type[BK_NLAYOUTS];
 
 /* Shorten MPI_Get_library_version's text to "Open MPI 4.1.4" or "MPICH 4.0.2". */
 static void name_library(void)
@@ -70,6 +76,19 @@ static int to_int_arrays(const size_t *c, const size_t *d, int *ic, int *id)
     return 0;
 }
 
+static int make_layout_types(void)
+{
+    layout_type[BK_CONTIG] = MPI_BYTE;
+    int st = MPI_Type_create_resized(MPI_DOUBLE, 0, (MPI_Aint)bk_layout_extent(BK_STRIDED), &layout_type[BK_STRIDED]);
+    if (st == MPI_SUCCESS)
+        st = MPI_Type_commit(&layout_type[BK_STRIDED]);
+    if (st != MPI_SUCCESS) {
+        fprintf(stderr, "hint-bench (%s): cannot make the strided layout's datatype\n", library);
+        return -1;
+    }
+    return 0;
+}
+
 int bk_init(int *argc, char ***argv)
 {
     if (MPI_Init(argc, argv) != MPI_SUCCESS)
@@ -87,13 +106,14 @@ int bk_init(int *argc, char ***argv)
     idispls = icounts + world_size;
     icounts2 = idispls + world_size;
     idispls2 = icounts2 + world_size;
-    return 0;
+    return make_layout_types();
 }
 
 void bk_finalize(void)
 {
     free(icounts);
     icounts = NULL;
+    MPI_Type_free(&layout_type[BK_STRIDED]);
     MPI_Finalize();
 }
 void bk_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
@@ -165,16 +185,20 @@ int bk_scatter(const void *s, void *r, size_t block, int root)
     return n < 0 ? -1 : ok(MPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, MPI_COMM_WORLD));
 }
 
-int bk_allgather(const void *s, void *r, size_t block)
+int bk_allgather(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl)
 {
-    int n = icount(block, "allgather block");
-    return n < 0 ? -1 : ok(MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD));
+    int sn = icount(scount, "allgather send count"), rn = icount(rcount, "allgather receive count");
+    if (sn < 0 || rn < 0)
+        return -1;
+    return ok(MPI_Allgather(s, sn, layout_type[sl], r, rn, layout_type[rl], MPI_COMM_WORLD));
 }
 
-int bk_alltoall(const void *s, void *r, size_t block)
+int bk_alltoall(const void *s, size_t scount, enum bk_layout sl, void *r, size_t rcount, enum bk_layout rl)
 {
-    int n = icount(block, "alltoall block");
-    return n < 0 ? -1 : ok(MPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD));
+    int sn = icount(scount, "alltoall send count"), rn = icount(rcount, "alltoall receive count");
+    if (sn < 0 || rn < 0)
+        return -1;
+    return ok(MPI_Alltoall(s, sn, layout_type[sl], r, rn, layout_type[rl], MPI_COMM_WORLD));
 }
 
 int bk_gatherv(const void *s, size_t sbytes, void *r, const size_t *counts, const size_t *displs, int root)

@@ -3,6 +3,7 @@
 
 TAP output. Expected libraries: hint always; a peer when BUILD/bench/mpi/hint-bench-<peer> exists
 and its launcher is on PATH (otherwise compare must skip it with a note and still succeed).
+A strided run (--stype/--rtype --check) checks that the layouts reach every library and label the results.
 """
 import csv
 import math
@@ -54,6 +55,8 @@ for kind in ("run", "median"):
         check(got == [8, 1024], f"compare.csv: {kind} rows of {lib} for 8 and 1024 bytes", f"got {got}")
 for lib in missing:
     check(not any(x["library"] == lib for x in rows), f"compare.csv: no rows of the missing peer {lib}")
+check(rows and all((x["stype"], x["rtype"]) == ("contig", "contig") for x in rows),
+      "compare.csv: runs without --stype/--rtype are labelled contig,contig")
 sane = True
 for x in rows:
     try:
@@ -108,6 +111,29 @@ r = run(["--build", build, "--libs", "hint,mpich", "--launcher-mpich", "/nonexis
 md2 = open(os.path.join(out2, "compare.md")).read() if os.path.exists(os.path.join(out2, "compare.md")) else ""
 check(r.returncode == 0 and "MPICH skipped" in md2 and "| 0 |" in md2,
       "a missing peer is skipped with a note and hint still runs", r.stderr[-1500:])
+
+# 4. block layouts: passed to every library's hint-bench (checked there) and labelling the results
+out3 = os.path.join(out, "strided")
+r = run(["--build", build, "--ops", "alltoall", "--sizes", "8,1K", "--nps", "2", "--reps", "1", "--iters", "10",
+         "--warmup", "2", "--stype", "strided", "--rtype", "contig", "--check", "--no-plots", "--out", out3])
+rows3 = []
+if os.path.exists(os.path.join(out3, "compare.csv")):
+    with open(os.path.join(out3, "compare.csv")) as f:
+        rows3 = list(csv.DictReader(f))
+check(r.returncode == 0 and all(sorted(int(x["bytes"]) for x in rows3 if x["kind"] == "run" and x["library"] == lib)
+                                == [8, 1024] for lib in expected),
+      f"--stype strided --rtype contig --check: every library ({','.join(expected)}) checked both sizes",
+      r.stderr[-1500:])
+check(rows3 and all((x["stype"], x["rtype"]) == ("strided", "contig") for x in rows3),
+      "compare.csv: strided runs are labelled stype=strided, rtype=contig")
+cmds = open(os.path.join(out3, "commands.txt")).read().splitlines() if rows3 else []
+check(len(cmds) == len(expected) and all("--stype strided --rtype contig" in c for c in cmds),
+      "commands.txt: --stype/--rtype reach every library's hint-bench", "\n".join(cmds))
+md3 = open(os.path.join(out3, "compare.md")).read() if rows3 else ""
+check("## alltoall, P=2, stype=strided, rtype=contig" in md3 and "Block layouts" in md3,
+      "compare.md names the layouts in its header and table title")
+r = run(["--ops", "alltoall,bcast", "--stype", "strided", "--out", os.path.join(out, "refused")], timeout=30)
+check(r.returncode == 2 and "alltoall and allgather only" in r.stderr, "--stype with bcast is refused", r.stderr)
 
 print("TAP version 13")
 print(f"1..{len(results)}")

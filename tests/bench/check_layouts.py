@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""tests/bench/check_layouts.py HINTRUN HINT_BENCH — hint-bench's block layouts (--stype/--rtype).
+
+TAP output. alltoall and allgather with every strided pairing, P = 1..4, sizes 0, 8, 24 and 4096,
+run under hintrun with --check (data and untouched receive holes) and --vary-data: hint-bench exits
+1 when --check finds a wrong byte, so a failed check fails the case. Also: --flush-cache keeps
+working, the CSV of contiguous runs keeps its nine fields, strided lines carry stype,rtype, and
+misuse is refused with a message naming what is wrong.
+"""
+import subprocess
+import sys
+
+hintrun, bench = sys.argv[1:3]
+SIZES = [0, 8, 24, 4096]
+results = []
+
+
+def check(ok, what, detail=""):
+    results.append((bool(ok), what, detail))
+
+
+def run(P, args):
+    return subprocess.run([hintrun, "-n", str(P), bench] + args, capture_output=True, text=True, timeout=60)
+
+
+def csv_lines(out):
+    return [l.split(",") for l in out.splitlines() if l and not l.startswith("#")]
+
+
+def checked_run(P, op, stype, rtype):
+    r = run(P, [op, "--stype", stype, "--rtype", rtype, "--sizes", ",".join(map(str, SIZES)),
+                "--iters", "4", "--warmup", "1", "--check", "--vary-data", "--csv"])
+    rows = csv_lines(r.stdout)
+    labelled = all(len(f) == 11 and f[1] == op and f[2] == str(P) and f[9:] == [stype, rtype] for f in rows)
+    sizes = [int(f[3]) for f in rows if len(f) == 11]
+    check(r.returncode == 0 and labelled and sizes == SIZES,
+          f"{op} --stype {stype} --rtype {rtype}, P={P}: checked at {SIZES}, lines labelled",
+          f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+
+for P in (1, 2, 3, 4):
+    for op in ("alltoall", "allgather"):
+        for stype, rtype in (("strided", "contig"), ("contig", "strided"), ("strided", "strided")):
+            checked_run(P, op, stype, rtype)
+
+r = run(2, ["alltoall", "--stype", "strided", "--rtype", "strided", "--sizes", "8,4096", "--iters", "4",
+            "--flush-cache", "--vary-data", "--check"])
+check(r.returncode == 0 and "# hint-bench alltoall, " in r.stdout and "stype=strided, rtype=strided" in r.stdout,
+      "--flush-cache with strided layouts is checked; the plain header names the layouts",
+      f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+r = run(2, ["alltoall", "--sizes", "8", "--iters", "4", "--csv", "--stype", "contig", "--rtype", "contig"])
+rows = csv_lines(r.stdout)
+check(r.returncode == 0 and len(rows) == 1 and len(rows[0]) == 9,
+      "contiguous layouts keep the nine-field CSV that bench/compare parses", r.stdout + r.stderr)
+
+for args, want, what in (
+        (["bcast", "--stype", "strided"], "alltoall and allgather only", "a layout for bcast is refused"),
+        (["alltoall", "--rtype", "strided", "--sizes", "8,12"], "--sizes has 12",
+         "a strided size that is not a multiple of 8 is refused, naming it"),
+        (["allgather", "--stype", "diagonal"], "bad --stype 'diagonal'", "an unknown layout is refused")):
+    r = run(2, args)
+    check(r.returncode != 0 and want in r.stderr and not csv_lines(r.stdout), what, r.stdout + r.stderr)
+
+print("TAP version 13")
+print(f"1..{len(results)}")
+for i, (ok, what, detail) in enumerate(results, 1):
+    print(f"{'ok' if ok else 'not ok'} {i} - {what}")
+    if not ok and detail:
+        for l in str(detail).splitlines()[-20:]:
+            print("  # " + l)
+sys.exit(0 if all(ok for ok, _, _ in results) else 1)
