@@ -289,10 +289,16 @@ static int fallback_mode(void)
     return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
 }
 
-/* Derived sides reach only the algorithms that copy straight from and to them. */
+/* Derived sides reach only the algorithms that copy straight from and to them, and those only
+   while HINT_COLL_TYPED is on (off: every derived call is packed, to measure what that costs). */
 static int run_alg(const struct coll_alg *alg, struct coll_args *a)
 {
-    return coll_has_layout(a) && !alg->typed ? coll_run_packed(a, alg->run) : alg->run(a);
+    static int typed = -1;
+    if (!coll_has_layout(a))
+        return alg->run(a);
+    if (typed < 0)
+        typed = (int)rt_env_long("HINT_COLL_TYPED", 1, 0, 1);
+    return alg->typed && typed ? alg->run(a) : coll_run_packed(a, alg->run);
 }
 
 /* Selection: forced (hint_coll_set, HINT_<OP>) > tuning file > online autotuning > defaults. */

@@ -192,15 +192,18 @@ ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeou
 struct typed_case {
     int np;
     bool mmap;
+    bool packed; /* HINT_COLL_TYPED=0 */
 };
 
 ParameterizedTestParameters(coll, derived_types)
 {
-    static struct typed_case cases[2 * sizeof nps / sizeof nps[0]];
+    static struct typed_case cases[2 * sizeof nps / sizeof nps[0] + 2];
     size_t k = 0;
     for (size_t j = 0; j < sizeof nps / sizeof nps[0]; j++)
         for (int m = 0; m < 2; m++)
-            cases[k++] = (struct typed_case){nps[j], m == 1};
+            cases[k++] = (struct typed_case){nps[j], m == 1, false};
+    cases[k++] = (struct typed_case){3, false, true};
+    cases[k++] = (struct typed_case){4, true, true};
     return cr_make_param_array(struct typed_case, cases, k);
 }
 
@@ -222,7 +225,7 @@ static bool typed_counts(const char *out, int r, unsigned long want[2], unsigned
 ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
 {
     const char *argv[] = {job_build_path("tests/mpi/typed_coll"), c->mmap ? "mmap" : "heap", NULL};
-    const char *env[] = {"HINT_COLL_STATS=1", "HINT_VIRTUAL_SOCKETS=2", NULL};
+    const char *env[] = {"HINT_COLL_STATS=1", "HINT_VIRTUAL_SOCKETS=2", c->packed ? "HINT_COLL_TYPED=0" : NULL, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "%d ranks (%s) failed (status %d):\n%s", c->np, c->mmap ? "mmap" : "heap",
@@ -237,6 +240,7 @@ ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
         total_direct += got[0];
     }
     if (c->np > 1)
-        cr_expect(total_direct > 0, "no call copied straight from the layouts");
+        cr_expect(c->packed ? total_direct == 0 : total_direct > 0, "%lu calls copied straight from the layouts%s",
+                  total_direct, c->packed ? " under HINT_COLL_TYPED=0" : "");
     free(res.output);
 }
