@@ -6,6 +6,7 @@
  * dt_copy_flat does the same between two layouts given by their pieces alone, which is all a
  * rank knows of a peer's datatype over the shared heap.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "datatype/type.h"
@@ -64,6 +65,45 @@ const struct dt_iov *dt_iov(hint_type t, size_t *n)
     return t->plan->iov;
 }
 
+/* A piece: the common small lengths as single moves, the rest through memcpy. */
+static inline void copy_piece(char *d, const char *s, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(d, s, 4); return;
+    case 8: memcpy(d, s, 8); return;
+    case 16: memcpy(d, s, 16); return;
+    default: memcpy(d, s, n);
+    }
+}
+
+/* n runs of len bytes, sstep and dstep bytes apart: one loop per common length so that each
+   compiles to plain moves. */
+static void copy_runs(char *d, ptrdiff_t dstep, const char *s, ptrdiff_t sstep, size_t len, size_t n)
+{
+    if (len == 8)
+        for (size_t i = 0; i < n; i++, d += dstep, s += sstep)
+            memcpy(d, s, 8);
+    else if (len == 16)
+        for (size_t i = 0; i < n; i++, d += dstep, s += sstep)
+            memcpy(d, s, 16);
+    else
+        for (size_t i = 0; i < n; i++, d += dstep, s += sstep)
+            memcpy(d, s, len);
+}
+
+/* Data bytes of one element of a layout given by pieces (niov > 0). */
+static size_t flat_elem_size(const struct dt_flat *f) { return f->iov[f->niov - 1].pos + f->iov[f->niov - 1].len; }
+
+static bool same_pieces(const struct dt_flat *a, const struct dt_flat *b)
+{
+    if (a->niov != b->niov)
+        return false;
+    for (size_t i = 0; i < a->niov; i++)
+        if (a->iov[i].len != b->iov[i].len)
+            return false;
+    return true;
+}
+
 /* Where a walk through a layout stands: element, piece of it, bytes into the piece. A contiguous
    layout is one piece without end. */
 struct flat_cursor {
@@ -96,18 +136,76 @@ static void cursor_step(struct flat_cursor *c, size_t k)
     }
 }
 
-void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes)
+/* Piece against piece from wherever the two cursors stand; any pair of layouts. */
+static void merge_copy(struct flat_cursor *src, struct flat_cursor *dst, size_t bytes)
 {
-    struct flat_cursor src = {(char *)sbase, s, 0, 0, 0}, dst = {dbase, d, 0, 0, 0};
     while (bytes > 0) {
-        size_t k = cursor_run(&src), kd = cursor_run(&dst);
+        size_t k = cursor_run(src), kd = cursor_run(dst);
         if (kd < k)
             k = kd;
         if (bytes < k)
             k = bytes;
-        memcpy(cursor_at(&dst), cursor_at(&src), k);
-        cursor_step(&src, k);
-        cursor_step(&dst, k);
+        copy_piece(cursor_at(dst), cursor_at(src), k);
+        cursor_step(src, k);
+        cursor_step(dst, k);
         bytes -= k;
     }
+}
+
+/* Whole elements of a layout p to or from contiguous bytes at c (to_pieces: c is the source). */
+static void pieces_contig(char *pbase, const struct dt_flat *p, char *c, size_t nel, bool to_pieces)
+{
+    if (p->niov == 1) {
+        char *at = pbase + p->iov[0].disp;
+        size_t len = p->iov[0].len;
+        if (to_pieces)
+            copy_runs(at, p->extent, c, (ptrdiff_t)len, len, nel);
+        else
+            copy_runs(c, (ptrdiff_t)len, at, p->extent, len, nel);
+        return;
+    }
+    for (size_t e = 0; e < nel; e++, pbase += p->extent)
+        for (size_t i = 0; i < p->niov; c += p->iov[i].len, i++)
+            if (to_pieces)
+                copy_piece(pbase + p->iov[i].disp, c, p->iov[i].len);
+            else
+                copy_piece(c, pbase + p->iov[i].disp, p->iov[i].len);
+}
+
+/* Whole elements of two layouts made of the same piece lengths, element against element. */
+static void pieces_lockstep(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t nel)
+{
+    if (s->niov == 1) {
+        copy_runs(dbase + d->iov[0].disp, d->extent, sbase + s->iov[0].disp, s->extent, s->iov[0].len, nel);
+        return;
+    }
+    for (size_t e = 0; e < nel; e++, sbase += s->extent, dbase += d->extent)
+        for (size_t i = 0; i < s->niov; i++)
+            copy_piece(dbase + d->iov[i].disp, sbase + s->iov[i].disp, s->iov[i].len);
+}
+
+void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes)
+{
+    struct flat_cursor src = {(char *)sbase, s, 0, 0, 0}, dst = {dbase, d, 0, 0, 0};
+    size_t nel = 0, esz = 0;
+    /* the bulk as whole elements in the tight loops, what is left (a partial element) by merging */
+    if (s->niov == 0 && d->niov == 0) {
+        memcpy(dbase, sbase, bytes);
+        return;
+    }
+    if (s->niov == 0 || d->niov == 0) {
+        const struct dt_flat *p = s->niov ? s : d;
+        esz = flat_elem_size(p);
+        nel = bytes / esz;
+        pieces_contig(s->niov ? (char *)sbase : dbase, p, s->niov ? dbase : (char *)sbase, nel, d->niov != 0);
+        struct flat_cursor *c = s->niov ? &dst : &src, *pc = s->niov ? &src : &dst;
+        c->off = nel * esz;
+        pc->elem = nel;
+    } else if (same_pieces(s, d)) {
+        esz = flat_elem_size(s);
+        nel = bytes / esz;
+        pieces_lockstep(sbase, s, dbase, d, nel);
+        src.elem = dst.elem = nel;
+    }
+    merge_copy(&src, &dst, bytes - nel * esz);
 }

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "datatype/datatype.h"
 #include "dtref.h"
@@ -320,4 +321,63 @@ Test(pack, copy_typed)
     hint_type_free(&col2);
     hint_type_free(&rows);
     hint_type_free(&blk);
+}
+
+/* The layouts the shared-heap collectives copy between, seen through their pieces alone. */
+static struct dt_flat flat_of(hint_type t)
+{
+    size_t n;
+    ptrdiff_t lb, ext;
+    const struct dt_iov *v = dt_iov(t, &n);
+    hint_type_extent(t, &lb, &ext);
+    return (struct dt_flat){.iov = v, .niov = n, .extent = ext};
+}
+
+/* Pieces of 3 and 5 bytes, at different places and extents: lockstep pairs with other disps. */
+static hint_type three_five(int which)
+{
+    hint_type h, t;
+    ptrdiff_t d[2][2] = {{0, 10}, {4, 9}};
+    cr_assert_eq(hint_type_hindexed(2, (size_t[]){3, 5}, d[which], HINT_BYTE, &h), HINT_SUCCESS);
+    cr_assert_eq(hint_type_resized(h, 0, which ? 16 : 20, &t), HINT_SUCCESS);
+    hint_type_free(&h);
+    cr_assert_eq(hint_type_commit(&t), HINT_SUCCESS);
+    return t;
+}
+
+static hint_type flat_sample(int i) { return i < 7 ? sample(i) : i < 9 ? three_five(i - 7) : HINT_BYTE; }
+
+/* dt_copy_flat between every pair of sample layouts, two 3+5-byte layouts and plain bytes, a
+   destination that ends in a partial element, and every fast path: bytes to bytes, bytes and
+   pieces either way, the same pieces on both sides (lockstep), and the general merge. The
+   whole destination buffer, holes included, must equal unpack(pack(source)). */
+Test(pack, copy_flat_matches_pack_unpack)
+{
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 10; j++) {
+            hint_type s = flat_sample(i), d = flat_sample(j);
+            size_t ssize, dsize, sb, db, done;
+            hint_type_size(s, &ssize);
+            hint_type_size(d, &dsize);
+            size_t cs = 13, bytes = cs * ssize, cd = bytes / dsize + 1;
+            char *sbase, *tbase, *rbase;
+            char *sm = userbuf(s, cs, &sbase, &sb), *tm = userbuf(d, cd, &tbase, &db),
+                 *rm = userbuf(d, cd, &rbase, &db);
+            char *packed = malloc(bytes);
+            cr_assert_eq(dt_pack_range_rep(sbase, cs, s, 0, packed, bytes, &done, DT_REP_AUTO), HINT_SUCCESS);
+            cr_assert_eq(dt_unpack_range_rep(packed, bytes, 0, rbase, cd, d, &done, DT_REP_AUTO), HINT_SUCCESS);
+            struct dt_flat fs = flat_of(s), fd = flat_of(d);
+            cr_assert(i == 9 || fs.niov > 0, "sample %d has no piece list", i);
+            dt_copy_flat(sbase, &fs, tbase, &fd, bytes);
+            cr_expect(memcmp(tm, rm, db) == 0, "sample %d -> sample %d (%zu bytes) differs from unpack(pack())", i, j,
+                      bytes);
+            free(sm);
+            free(tm);
+            free(rm);
+            free(packed);
+            if (i < 9)
+                hint_type_free(&s);
+            if (j < 9)
+                hint_type_free(&d);
+        }
 }
