@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tap import report  # noqa: E402
 
 compare, build, out = sys.argv[1:4]
 results = []
@@ -135,11 +137,4 @@ check("## alltoall, P=2, stype=strided, rtype=contig" in md3 and "Block layouts"
 r = run(["--ops", "alltoall,bcast", "--stype", "strided", "--out", os.path.join(out, "refused")], timeout=30)
 check(r.returncode == 2 and "alltoall and allgather only" in r.stderr, "--stype with bcast is refused", r.stderr)
 
-print("TAP version 13")
-print(f"1..{len(results)}")
-for i, (ok, what, detail) in enumerate(results, 1):
-    print(f"{'ok' if ok else 'not ok'} {i} - {what}")
-    if not ok and detail:
-        for l in str(detail).splitlines()[-30:]:
-            print("  # " + l)
-sys.exit(0 if all(ok for ok, _, _ in results) else 1)
+report(results, tail=30)

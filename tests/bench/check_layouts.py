@@ -9,6 +9,8 @@ misuse is refused with a message naming what is wrong.
 """
 import subprocess
 import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tap import report  # noqa: E402
 
 hintrun, bench = sys.argv[1:3]
 SIZES = [0, 8, 24, 4096]
@@ -62,11 +64,4 @@ for args, want, what in (
     r = run(2, args)
     check(r.returncode != 0 and want in r.stderr and not csv_lines(r.stdout), what, r.stdout + r.stderr)
 
-print("TAP version 13")
-print(f"1..{len(results)}")
-for i, (ok, what, detail) in enumerate(results, 1):
-    print(f"{'ok' if ok else 'not ok'} {i} - {what}")
-    if not ok and detail:
-        for l in str(detail).splitlines()[-20:]:
-            print("  # " + l)
-sys.exit(0 if all(ok for ok, _, _ in results) else 1)
+report(results, tail=20)
