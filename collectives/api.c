@@ -108,8 +108,6 @@ int hint_barrier(hint_group g)
 
 int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
 {
-    if (coll_is_derived(t))
-        return coll_derived_bcast(buf, count, t, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_BCAST, g);
     if (st == HINT_SUCCESS)
@@ -120,6 +118,8 @@ int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
         st = HINT_ERR_BUFFER;
     if (st == HINT_SUCCESS)
         st = check_buf(buf, a.block);
+    if (st == HINT_SUCCESS)
+        st = side_layout(count, t, 1, &a.rl); /* a derived buffer goes to selection as a layout */
     if (st != HINT_SUCCESS)
         return st;
     a.root = root;

@@ -72,23 +72,6 @@ static int unpack(void *tmp, size_t bytes, void *buf, size_t count, hint_type t)
 
 static int keep_first(int a, int b) { return a != HINT_SUCCESS ? a : b; }
 
-int coll_derived_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
-{
-    void *tmp;
-    const void *p;
-    size_t n;
-    int me, st0 = hint_group_rank(g, &me);
-    if (st0 != HINT_SUCCESS)
-        return st0;
-    int st = me == root ? pack(buf, count, t, &tmp, &p, &n) : recv_area(buf, count, t, &tmp, (void **)&p, &n);
-    if (st == HINT_SUCCESS)
-        st = hint_bcast((void *)p, n, HINT_BYTE, root, g);
-    if (st == HINT_SUCCESS && me != root)
-        st = unpack(tmp, n, buf, count, t);
-    free(tmp);
-    return st;
-}
-
 /* Reductions work on the predefined kind the type is made of. mode: 0 allreduce, 1 reduce,
    2 reduce_scatter_block (count = elements per rank). */
 int coll_derived_reduce(int mode, const void *s, void *r, size_t count, hint_type t, hint_op op, int root,

@@ -14,7 +14,6 @@ bool coll_is_derived(hint_type t);
 /* HINT_ERR_TYPE when both types are made of one predefined kind each and the kinds differ
    (bytes match any kind), HINT_SUCCESS otherwise. */
 int coll_same_kind(hint_type a, hint_type b);
-int coll_derived_bcast(void *buf, size_t count, hint_type t, int root, hint_group g);
 int coll_derived_reduce(int mode, const void *s, void *r, size_t count, hint_type t, hint_op op, int root,
                         hint_group g);
 int coll_derived_blocks(int op, const void *s, size_t sc, hint_type stype, void *r, size_t rc, hint_type rtype,

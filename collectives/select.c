@@ -33,7 +33,7 @@ static const struct coll_alg barrier_algs[] = {
 };
 static const struct coll_alg bcast_algs[] = {
     ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
-    ALG("shm", "root copies into a shared double buffer, every rank copies out", coll_shm_ok, bcast_shm),
+    TYPED("shm", "root copies into a shared double buffer, every rank copies out", coll_shm_ok, bcast_shm),
 };
 static const struct coll_alg reduce_algs[] = {
     ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),

@@ -1,10 +1,11 @@
 /*
- * collectives/typed.c — blocks of derived datatypes in alltoall and allgather. api.c hands a
+ * collectives/typed.c — blocks of derived datatypes in alltoall, allgather and bcast. api.c hands a
  * call whose send or receive type is derived (and the v variants, when the derived extents are
  * positive) to selection as it is, with the user's buffers and their layouts (struct coll_layout), so every rank picks the same algorithm whatever types it
  * passed. An algorithm marked `typed` then copies straight from and to the layouts: the staged
  * ones pack into and unpack from their staging areas with the rank's own type, the copy-order
- * ones walk both peers' flattened pieces over the shared heap. Any other algorithm runs on
+ * ones walk both peers' flattened pieces over the shared heap, bcast shm packs into and
+ * unpacks from its shared chunks. Any other algorithm runs on
  * packed scratch copies (coll_run_packed): one extra copy on each derived side.
  */
 #include <stdlib.h>
@@ -127,9 +128,31 @@ static int run_packed_v(struct coll_args *a, int (*run)(struct coll_args *))
     return st;
 }
 
+/* bcast: the root packs its whole message, the others unpack it. */
+static int run_packed_bcast(struct coll_args *a, int (*run)(struct coll_args *))
+{
+    struct coll_args packed = *a;
+    void *tmp;
+    size_t done;
+    int st = coll_scratch(a->block, &tmp);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (a->rank == a->root)
+        dt_pack_range_rep(a->rbuf, a->rl.count, a->rl.type, 0, tmp, a->block, &done, DT_REP_AUTO);
+    packed.rbuf = tmp;
+    packed.rl = (struct coll_layout){0};
+    st = run(&packed);
+    if (st == HINT_SUCCESS && a->rank != a->root)
+        dt_unpack_range_rep(tmp, a->block, 0, a->rbuf, a->rl.count, a->rl.type, &done, DT_REP_AUTO);
+    free(tmp);
+    return st;
+}
+
 int coll_run_packed(struct coll_args *a, int (*run)(struct coll_args *))
 {
     stats.packed++;
+    if (a->op_id == COLL_BCAST)
+        return run_packed_bcast(a, run);
     if (a->op_id == COLL_ALLTOALLV || a->op_id == COLL_ALLGATHERV)
         return run_packed_v(a, run);
     int P = a->size, ns = blocks_sent(a);
@@ -161,7 +184,7 @@ void coll_count_direct(void) { stats.direct++; }
 void coll_stats_report(void)
 {
     if (rt_env_long("HINT_COLL_STATS", 0, 0, 1) && stats.direct + stats.packed > 0)
-        RT_ERR("coll", "derived-type alltoall(v)/allgather(v) calls: %lu copied straight from and to the layouts, "
+        RT_ERR("coll", "derived-type bcast/alltoall(v)/allgather(v) calls: %lu copied straight from and to the layouts, "
                "%lu staged through packed bytes", stats.direct, stats.packed);
     stats.direct = stats.packed = 0;
 }

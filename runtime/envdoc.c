@@ -24,8 +24,8 @@ const struct rt_env_doc rt_env_docs[] = {
      "large messages: heap (receiver copies from the sender's heap buffer), cma (process_vm_readv), bounce "
      "(through cells) or auto (heap when the send buffer is on the heap, else cma, else bounce)"},
     {"HINT_P2P_STATS", "0", "1: each rank prints at finalize how many messages took each path"},
-    {"HINT_COLL_STATS", "0", "1: each rank prints at finalize how many derived-type alltoall(v)/allgather(v) calls were copied straight from the layouts and how many were packed"},
-    {"HINT_COLL_TYPED", "1", "0: derived-type alltoall(v)/allgather(v) calls are always packed through scratch, never copied straight from the layouts (for comparison)"},
+    {"HINT_COLL_STATS", "0", "1: each rank prints at finalize how many derived-type bcast/alltoall(v)/allgather(v) calls were copied straight from the layouts and how many were packed"},
+    {"HINT_COLL_TYPED", "1", "0: derived-type bcast/alltoall(v)/allgather(v) calls are always packed through scratch, never copied straight from the layouts (for comparison)"},
     {"HINT_PACK_SEGMENT", "8 KiB of extent", "MARs plan segment, in elements (docs/DATATYPES.md)"},
     {"HINT_COPY", "hybrid",
      "shared-heap collectives: temporal (memcpy), nt (non-temporal stores) or hybrid (temporal up to L2/ranks, "

@@ -1,6 +1,6 @@
 /*
- * tests/mpi/typed_coll.c — alltoall, allgather and their v variants on derived datatypes, every
- * algorithm, run under hintrun: `typed_coll [mmap]`.
+ * tests/mpi/typed_coll.c — alltoall, allgather, their v variants and bcast on derived datatypes,
+ * every algorithm, run under hintrun: `typed_coll [mmap]`.
  *
  * Each rank picks its send and receive layouts from four (bytes; doubles with 8-byte holes;
  * pieces of 3, 1 and 2 bytes with holes; two 3-byte pieces at a negative stride), changing with
@@ -239,6 +239,31 @@ static void one_vcall(int op_id, const char *alg, const struct layout *sl, const
     buf_put(&want);
 }
 
+/* bcast from root, each rank with its own layout; bytes past 32 KiB cross the shm chunks, and a
+   6-byte element is cut by a chunk boundary. */
+static void one_bcast(const char *alg, const struct layout *l, size_t bytes, int root, int k)
+{
+    size_t n = bytes / l->size;
+    struct buf b, want;
+    buf_get(&b, l, n);
+    buf_get(&want, l, n);
+    unsigned char *stream = malloc(bytes + 1);
+    for (size_t j = 0; j < bytes; j++)
+        stream[j] = val(root, -2, k, j);
+    put_at(l, want.at, 0, stream, bytes);
+    if (rc_rank == root)
+        put_at(l, b.at, 0, stream, bytes);
+    int st = hint_bcast(b.at, n, l->t, root, HINT_WORLD);
+    if (st != HINT_SUCCESS)
+        RC_FAIL("bcast %s %zu B from %d, %s: %s", alg, bytes, root, l->name, hint_strerror(st));
+    check_area(&b, &want, "bcast", alg, l, l, k);
+    if (bytes > 0)
+        count_call(COLL_BCAST, l, l);
+    free(stream);
+    buf_put(&b);
+    buf_put(&want);
+}
+
 /* Block sizes that every layout's element size (1, 8, 6, 6) divides: 0 up to 63 KiB; 1008 is
    the largest under the staged algorithms' 1 KiB. */
 static const size_t sizes[] = {0, 24, 48, 1008, 4800, 65520};
@@ -246,6 +271,13 @@ static const size_t sizes[] = {0, 24, 48, 1008, 4800, 65520};
 static void run_alg(int op_id, const char *alg)
 {
     RC_OK(hint_coll_set(coll_tables[op_id].op, alg));
+    if (op_id == COLL_BCAST) {
+        static const size_t bsizes[] = {0, 48, 4800, 65520, 131088};
+        for (size_t i = 0; i < sizeof bsizes / sizeof bsizes[0]; i++)
+            for (int k = 0; k < NLAYOUTS; k++)
+                one_bcast(alg, &L[(rc_rank + k) % NLAYOUTS], bsizes[i], k % 2 ? P - 1 : 0, k);
+        return;
+    }
     if (op_id == COLL_ALLTOALLV || op_id == COLL_ALLGATHERV) {
         for (size_t unit = 1; unit <= 50; unit += 49)
             for (int k = 0; k < NLAYOUTS; k++)
@@ -307,6 +339,7 @@ int main(int argc, char **argv)
     every_alg(COLL_ALLGATHER);
     every_alg(COLL_ALLTOALLV);
     every_alg(COLL_ALLGATHERV);
+    every_alg(COLL_BCAST);
     off_heap_pieces();
     printf("rank %d: expect direct %lu, packed %lu\n", rc_rank, want_direct, want_packed);
     for (int i = 1; i < NLAYOUTS; i++)
