@@ -41,6 +41,15 @@ int allgatherv_linear(struct coll_args *a);
 int alltoall_pairwise(struct coll_args *a);
 int alltoall_linear(struct coll_args *a);
 int alltoall_bruck(struct coll_args *a);
+/* Staging areas for the one-synchronisation small-message algorithms (collectives/staging.c). */
+#define SHM_STAGE_BLOCK 1024 /* bytes per rank and block: a half holds P of them */
+bool coll_stage_ok(const struct coll_args *a);
+/* This rank's half for a new call (P * SHM_STAGE_BLOCK bytes); NULL when out of memory. */
+char *coll_stage_begin(struct coll_args *a);
+/* Publish what this rank staged for the call and wait until every member has. */
+void coll_stage_publish(struct coll_args *a);
+/* Member p's half of the current call, readable once coll_stage_publish returned. */
+const char *coll_stage_half(const struct coll_args *a, int p);
 bool alltoall_staged_ok(const struct coll_args *a);
 int alltoall_staged(struct coll_args *a);
 bool allgather_staged_ok(const struct coll_args *a);

@@ -1,0 +1,114 @@
+/*
+ * collectives/staging.c — per-rank staging areas on the shared heap for the small-message
+ * algorithms that need one synchronisation per call (alltoall, allgather and allreduce shm):
+ * each rank copies its data into its own area (half e % 2 for call e), publishes e in its flag,
+ * waits for every rank's flag e and reads what it needs out of each rank's area. No barrier: a
+ * half is rewritten two calls later, when every reader has set its flag for the call in between,
+ * i.e. has finished reading it. For the same reason an area outlives its group: a slow peer may
+ * still read the last call's data after this rank freed the group, so freed areas wait for
+ * hint_finalize, which runs after a fence. The area and its epochs belong to the group, so the
+ * operations using it may interleave in any order all ranks agree on.
+ */
+#include <stdint.h>
+
+#include "collectives/algs.h"
+#include "runtime/heap.h"
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+struct staging {
+    char *area;             /* 2 halves of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
+    uint64_t epoch;         /* calls made */
+    struct staging *next;   /* on the retired list once its group is freed */
+};
+
+static struct staging *retired;
+
+/* The group is gone here, but peers may still be reading the last call: keep the area. */
+static void staging_retire(void *p)
+{
+    struct staging *s = p;
+    s->next = retired;
+    retired = s;
+}
+
+void coll_staging_release_all(void)
+{
+    while (retired) {
+        struct staging *s = retired;
+        retired = s->next;
+        heap_release(s->area);
+        free(s);
+    }
+}
+
+bool coll_stage_ok(const struct coll_args *a)
+{
+    /* without a group (hint_info asking about defaults) assume the heap is on, as it is by default */
+    return coll_shm_ok(a) && (a->g == NULL || heap.active);
+}
+
+/* This rank's staging area, made on first use; its offset is published with the first call's
+   flag (the flag's release store covers it). */
+static struct staging *staging_of(struct coll_args *a)
+{
+    hint_group g = a->g;
+    if (g->cache[GRP_CACHE_STAGE] == NULL) {
+        struct staging *s = calloc(1, sizeof *s);
+        if (s == NULL)
+            return NULL;
+        s->area = heap_alloc(2 * (size_t)a->size * SHM_STAGE_BLOCK, 64, false);
+        if (s->area == NULL) {
+            free(s);
+            return NULL;
+        }
+        g->cache[GRP_CACHE_STAGE] = s;
+        g->cache_free[GRP_CACHE_STAGE] = staging_retire;
+        shm_coll_member(rt.shm, g->shm_slot, g->rank)->stage_off = heap_offset(s->area);
+    }
+    return g->cache[GRP_CACHE_STAGE];
+}
+
+static size_t half_bytes(const struct coll_args *a) { return (size_t)a->size * SHM_STAGE_BLOCK; }
+
+char *coll_stage_begin(struct coll_args *a)
+{
+    struct staging *s = staging_of(a);
+    if (s == NULL)
+        return NULL; /* every rank's partition has room for this at once, or none has */
+    uint64_t e = ++s->epoch;
+    return s->area + (e % 2) * half_bytes(a);
+}
+
+struct flags_wait {
+    int slot, P;
+    uint64_t epoch;
+};
+
+static bool all_staged(void *arg)
+{
+    struct flags_wait *w = arg;
+    for (int p = 0; p < w->P; p++)
+        if (atomic_load_explicit(&shm_coll_member(rt.shm, w->slot, p)->flag, memory_order_acquire) < w->epoch)
+            return false;
+    return true;
+}
+
+void coll_stage_publish(struct coll_args *a)
+{
+    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    int slot = a->g->shm_slot;
+    atomic_store_explicit(&shm_coll_member(rt.shm, slot, a->rank)->flag, s->epoch, memory_order_release);
+    coll_ring_members(a->g);
+    struct flags_wait w = {slot, a->size, s->epoch};
+    if (!all_staged(&w))
+        rt_wait_until(all_staged, &w);
+}
+
+const char *coll_stage_half(const struct coll_args *a, int p)
+{
+    const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    return (const char *)heap_at(shm_coll_member(rt.shm, a->g->shm_slot, p)->stage_off) +
+           (s->epoch % 2) * half_bytes(a);
+}
