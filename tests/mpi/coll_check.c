@@ -110,10 +110,12 @@ static void check_ran(struct ctx *c, size_t bytes)
     const char *ran = NULL;
     RC_OK(hint_coll_last(c->op, &ran));
     RC_CHECK(ran != NULL);
-    /* off the heap, the shared-heap algorithms hand over to pairwise exchange, and report it */
+    /* off the heap, the shared-heap algorithms hand over to message-based ones, and report it */
     bool heap_alg = !strcmp(c->alg, "row") || !strcmp(c->alg, "column") || !strcmp(c->alg, "hilbert") ||
-                    !strcmp(c->alg, "morton") || !strcmp(c->alg, "morton_numa");
-    const char *fallback = !strncmp(c->op, "allgather", 9) ? "ring" : "pairwise";
+                    !strcmp(c->alg, "morton") || !strcmp(c->alg, "morton_numa") || !strcmp(c->alg, "heap");
+    const char *fallback = !strncmp(c->op, "allgather", 9)   ? "ring"
+                           : !strcmp(c->op, "allreduce") ? "recursive_doubling"
+                                                          : "pairwise";
     const char *want = !bufs_on_heap && heap_alg ? fallback : c->alg;
     if (c->P > 1 && bytes > 0 && strcmp(ran, want) != 0)
         RC_FAIL("%s forced to %s ran %s (expected %s)", c->op, c->alg, ran, want);
@@ -430,6 +432,8 @@ static int call_sized(const char *op, hint_group g, int P, size_t n)
         st = hint_alltoall(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
     else if (!strcmp(op, "allgather"))
         st = hint_allgather(s, n, HINT_BYTE, r, n, HINT_BYTE, g);
+    else if (!strcmp(op, "allreduce") && n % 8 == 0)
+        st = hint_allreduce(s, r, n / 8, HINT_DOUBLE, HINT_SUM, g);
     else
         RC_FAIL("no sized call for %s", op);
     free(s);

@@ -1,0 +1,81 @@
+/*
+ * allreduce heap — large messages over the shared heap, no message at all: every rank publishes
+ * the heap offsets of its input and output, a barrier; rank i reduces segment i of the element
+ * range straight from the P inputs (in the same rank order as allreduce shm) into its own output,
+ * a barrier; then it copies every other segment j from rank j's output into its own, a barrier
+ * before anyone may touch its buffers again. A reduce-scatter and an allgather in which each
+ * byte is read where it lies. When any rank's buffers are off the heap, every rank sees it in
+ * the published offsets and the call runs recursive doubling instead.
+ * Cost: 3 barriers; per rank n/P * (P reads + 1 write) to reduce, (P-1)/P * n copied.
+ */
+#include <stdint.h>
+
+#include "collectives/algs.h"
+#include "runtime/heap.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+#define REDUCE_CHUNK 8192 /* bytes combined at a time: the partial result stays in L1 */
+
+bool allreduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
+
+static uint64_t heap_span(const void *p, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    uint64_t lo = heap_offset(p), hi = heap_offset((const char *)p + bytes - 1);
+    return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
+}
+
+/* Elements [*first, *first + *n) of segment i: count split as evenly as P allows. */
+static void segment(const struct coll_args *a, int i, size_t *first, size_t *n)
+{
+    size_t q = a->count / (size_t)a->size, r = a->count % (size_t)a->size, k = (size_t)i;
+    *first = k * q + (k < r ? k : r);
+    *n = q + (k < r);
+}
+
+/* Segment `me` combined from every rank's input, chunk by chunk through a local buffer, so an
+   output that is also an input (in place) is read before it is written. */
+static void reduce_segment(const struct coll_args *a, int slot)
+{
+    _Alignas(64) char acc[REDUCE_CHUNK];
+    size_t first, n, es = a->esize, per = REDUCE_CHUNK / es;
+    segment(a, a->rank, &first, &n);
+    for (size_t done = 0; done < n; done += per) {
+        size_t k = n - done < per ? n - done : per, off = (first + done) * es;
+        memcpy(acc, (char *)heap_at(shm_coll_member(rt.shm, slot, a->size - 1)->soff) + off, k * es);
+        for (int p = a->size - 2; p >= 0; p--)
+            op_reduce(a->op, a->basic, (char *)heap_at(shm_coll_member(rt.shm, slot, p)->soff) + off, acc, k);
+        memcpy(a->rbuf + off, acc, k * es);
+    }
+}
+
+int allreduce_heap(struct coll_args *a)
+{
+    int slot = a->g->shm_slot, P = a->size;
+    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
+    me->soff = heap_span(a->sbuf, a->block);
+    me->roff = heap_span(a->rbuf, a->block);
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    for (int p = 0; p < P; p++) {
+        struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
+        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX) {
+            coll_record(a->op_id, "recursive_doubling");
+            return allreduce_recursive_doubling(a);
+        }
+    }
+    reduce_segment(a, slot);
+    if ((st = barrier_shm(a)) != HINT_SUCCESS)
+        return st;
+    for (int p = 0; p < P; p++) {
+        size_t first, n;
+        segment(a, p, &first, &n);
+        if (p != a->rank && n)
+            memcpy(a->rbuf + first * a->esize,
+                   (char *)heap_at(shm_coll_member(rt.shm, slot, p)->roff) + first * a->esize, n * a->esize);
+    }
+    return barrier_shm(a);
+}
