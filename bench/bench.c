@@ -586,6 +586,8 @@ int main(int argc, char **argv)
                     rst < 0 ? "out of memory" : bk_strerror(rst));
             bk_abort(1);
         }
+        /* before bk_reduce_time, which is an allreduce itself */
+        const char *alg = bk_last_algorithm(op_names[o.op]);
         double mn, mx, sum, avg;
         bk_reduce_time(t * 1e6, &mn, &mx, &sum);
         avg = sum / P;
@@ -598,7 +600,6 @@ int main(int argc, char **argv)
         bk_reduce_time((double)bad, &d1, &d2, &badsum);
         failed |= badsum > 0;
         if (rank == 0) {
-            const char *alg = bk_last_algorithm(op_names[o.op]);
             if (o.csv && strided)
                 printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s,%s,%s\n", bk_library(), op_names[o.op], P, n, avg, mn,
                        mx, iters, alg, layout_names[o.stype], layout_names[o.rtype]);
