@@ -22,6 +22,8 @@ bool coll_shm_ok(const struct coll_args *a);
 void coll_ring_members(hint_group g);
 int bcast_binomial(struct coll_args *a);
 int bcast_shm(struct coll_args *a);
+bool bcast_heap_ok(const struct coll_args *a);
+int bcast_heap(struct coll_args *a);
 int reduce_binomial(struct coll_args *a);
 int allreduce_reduce_bcast(struct coll_args *a);
 int allreduce_recursive_doubling(struct coll_args *a);

@@ -115,6 +115,7 @@ static void check_ran(struct ctx *c, size_t bytes)
                     !strcmp(c->alg, "morton") || !strcmp(c->alg, "morton_numa") || !strcmp(c->alg, "heap");
     const char *fallback = !strncmp(c->op, "allgather", 9)   ? "ring"
                            : !strcmp(c->op, "allreduce") ? "recursive_doubling"
+                           : !strcmp(c->op, "bcast")     ? "shm"
                                                           : "pairwise";
     const char *want = !bufs_on_heap && heap_alg ? fallback : c->alg;
     if (c->P > 1 && bytes > 0 && strcmp(ran, want) != 0)
