@@ -1,7 +1,8 @@
 /*
- * bcast shm — the root copies the message chunk by chunk (32 KiB) into a double buffer of the
+ * bcast shm — the root copies the message chunk by chunk (4 KiB) into a ring of 16 cells of the
  * group's collective slot; every other rank copies each chunk out and counts itself done, which
- * lets the root reuse that buffer two chunks later. One copy in, P-1 copies out, in parallel
+ * lets the root reuse that cell 16 chunks later: back-to-back small bcasts do not wait for the
+ * readers. One copy in, P-1 copies out, in parallel
  * and pipelined. Needs all ranks on one node and a collective slot.
  * Cost: per chunk ~2 cache-line hand-overs + chunk/bandwidth; no message headers at all.
  * A derived datatype costs nothing extra: the root packs each chunk straight from its layout and
@@ -58,16 +59,17 @@ int bcast_shm(struct coll_args *a)
     for (size_t off = 0; off < a->block; off += SHM_COLL_CHUNK) {
         size_t n = a->block - off < SHM_COLL_CHUNK ? a->block - off : SHM_COLL_CHUNK;
         uint64_t c = a->g->bc_chunks++;
-        int b = (int)(c % 2);
+        int b = (int)(c % SHM_BCAST_CELLS);
+        struct shm_bcast_ctl *ctl = &slot->bc[b];
         if (a->rank == a->root) {
-            wait_counter(&slot->done[b], (c / 2) * readers); /* everyone read its previous chunk */
+            wait_counter(&ctl->done, (c / SHM_BCAST_CELLS) * readers); /* everyone read its previous chunk */
             chunk_out(a, off, n, slot->data[b]);
-            atomic_store_explicit(&slot->seq[b], c + 1, memory_order_release);
+            atomic_store_explicit(&ctl->seq, c + 1, memory_order_release);
             coll_ring_members(a->g);
         } else {
-            wait_counter(&slot->seq[b], c + 1);
+            wait_counter(&ctl->seq, c + 1);
             chunk_in(a, off, n, slot->data[b]);
-            atomic_fetch_add_explicit(&slot->done[b], 1, memory_order_acq_rel);
+            atomic_fetch_add_explicit(&ctl->done, 1, memory_order_acq_rel);
             shm_wake(rt.shm, root_world);
         }
     }

@@ -33,7 +33,7 @@ static const struct coll_alg barrier_algs[] = {
 };
 static const struct coll_alg bcast_algs[] = {
     ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
-    TYPED("shm", "root copies into a shared double buffer, every rank copies out", coll_shm_ok, bcast_shm),
+    TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out", coll_shm_ok, bcast_shm),
     TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
           bcast_heap_ok, bcast_heap),
 };
@@ -138,21 +138,18 @@ static int first_applicable(const struct coll_alg *algs, int n, const struct col
 }
 
 static int choose_barrier(const struct coll_args *a) { return first_applicable(barrier_algs, 2, a, 1); }
-/* Measured (hint-bench bcast --algorithm NAME): at P=2 the shared chunks up to 2 KiB (8 B:
-   0.20 us against 0.38 binomial and 0.39 heap), the root's buffer read in place beyond (4 KiB:
-   0.49 against 0.70; 1 MiB: 31 against 95 shm). Oversubscribed (P=8 on 2 cores) the binomial
-   tree's messages win below 32 KiB (8 B: 2.9 us against 4.2 shm and 13.9 heap), the chunks up to
-   128 KiB, the heap beyond (1 MiB: 191 us against 362-411). */
+/* Measured (hint-bench bcast --algorithm NAME): the ring of shared cells for small messages (P=2
+   8 B: 0.13 us against 0.38 heap and 0.39 binomial; P=8: 1.06 against 2.1 and 7.3; the root runs
+   up to 16 cells ahead), the root's buffer read in place beyond 4 KiB at P=2 (1 MiB: 35 us
+   against 120 through the cells) and beyond 16 KiB when oversubscribed (P=8 1 MiB: 228 against
+   371-403). */
 static int choose_bcast(const struct coll_args *a)
 {
     int shm = by_name(bcast_algs, NALGS(bcast_algs), "shm"), heap = by_name(bcast_algs, NALGS(bcast_algs), "heap");
     if (!coll_shm_ok(a))
         return 0;
-    if (a->size <= 2)
-        return a->block <= 2048 || !bcast_heap_ok(a) ? shm : heap;
-    if (a->block < 32768)
-        return 0;
-    return a->block < 131072 || !bcast_heap_ok(a) ? shm : heap;
+    size_t cells_up_to = a->size <= 2 ? 4096 : 16384;
+    return a->block <= cells_up_to || !bcast_heap_ok(a) ? shm : heap;
 }
 static int choose_first(const struct coll_args *a)
 {

@@ -206,9 +206,9 @@ int shm_coll_slot_acquire(const struct shm_node *n, int members)
         /* Nobody else touches a slot between its release and the message that hands it out. */
         atomic_store(&s->arrive, 0);
         atomic_store(&s->release, 0);
-        for (int b = 0; b < 2; b++) {
-            atomic_store(&s->seq[b], 0);
-            atomic_store(&s->done[b], 0);
+        for (int b = 0; b < SHM_BCAST_CELLS; b++) {
+            atomic_store(&s->bc[b].seq, 0);
+            atomic_store(&s->bc[b].done, 0);
         }
         atomic_store(&s->refs, (uint32_t)members);
         return i;

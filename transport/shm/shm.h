@@ -10,8 +10,8 @@
  *   struct shm_coll_slot [SHM_COLL_SLOTS]  control and data of the shared-memory collectives
  *                                         of one group each (slot 0: the world)
  * Size: hdr + nlocal*128 + nlocal^2 * (64 + ncells * (64 + payload))
- *       + SHM_COLL_SLOTS * (4*64 + 2*SHM_COLL_CHUNK + nlocal * member area of 64 + 24*nlocal B)
- *       (4.2 MiB + 64 * nlocal * (64 + 24 nlocal)); payload is the largest
+ *       + SHM_COLL_SLOTS * (3*64 + SHM_BCAST_CELLS * (64 + SHM_COLL_CHUNK) + nlocal * member area of
+ *       128 + 24*nlocal B) (4.3 MiB + 64 * nlocal * (128 + 24 nlocal)); payload is the largest
  * power of two <= budget / (nlocal^2 * ncells) - 64, clamped to [256 B, 32 KiB], budget
  * HINT_SHM_BUDGET (default 48 MiB). So the segment stays under 64 MiB up to P = 64 (35 MiB) and
  * 128 (40 MiB); beyond that the 256 B floor makes it grow as P^2.
@@ -95,7 +95,16 @@ static_assert(sizeof(struct shm_cell) == SHM_CACHE_LINE, "cell header is one lin
 
 /* ---- collective slots: one per group that uses the shared-memory collectives ---- */
 #define SHM_COLL_SLOTS 64
-#define SHM_COLL_CHUNK (32 * 1024)
+#define SHM_COLL_CHUNK (4 * 1024) /* bcast: bytes of one cell of the ring */
+#define SHM_BCAST_CELLS 16        /* bcast: cells in the ring, so the root can be 16 chunks ahead */
+
+/* bcast: a cell's chunk number + 1 (written by the root) and how many reads of it finished
+   (every non-root adds 1 per chunk), on the cell's own line. */
+struct shm_bcast_ctl {
+    _Atomic uint64_t seq;
+    _Atomic uint64_t done;
+    char pad[SHM_CACHE_LINE - 16];
+};
 
 struct shm_coll_slot {
     _Atomic uint32_t used;     /* 0 free, 1 taken (CAS by the group's rank 0) */
@@ -105,12 +114,8 @@ struct shm_coll_slot {
     char pad1[SHM_CACHE_LINE - 8];
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */
     char pad2[SHM_CACHE_LINE - 8];
-    /* bcast: per buffer, the chunk number + 1 it holds (written by the root) and how many
-       reads of it finished (every non-root adds 1 per chunk). */
-    _Atomic uint64_t seq[2];
-    _Atomic uint64_t done[2];
-    char pad3[SHM_CACHE_LINE - 32];
-    char data[2][SHM_COLL_CHUNK];
+    struct shm_bcast_ctl bc[SHM_BCAST_CELLS];
+    char data[SHM_BCAST_CELLS][SHM_COLL_CHUNK];
 };
 static_assert(sizeof(struct shm_coll_slot) % SHM_CACHE_LINE == 0, "slots are whole lines");
 
