@@ -4,7 +4,8 @@
  * (into its own layout when its datatype is derived), a barrier before the root may reuse it.
  * One copy per receiver, all in parallel, against bcast shm's copy into and out of the shared
  * chunks. When the root's buffer is off the heap, or derived (its pieces are not published),
- * every rank sees it in the published offset and the call runs bcast shm instead.
+ * every rank sees it in the published offset and the call runs bcast shm instead, after a second
+ * barrier: a fallback whose root never waits must not let it publish again before all have read.
  * Cost: 2 barriers + n/bandwidth per receiver.
  */
 #include <stdint.h>
@@ -46,6 +47,10 @@ int bcast_heap(struct coll_args *a)
     if (st != HINT_SUCCESS)
         return st;
     if (root->soff == UINT64_MAX) {
+        /* bcast shm lets the root finish without waiting for anyone, and its next collective
+           would publish over soff while a slow rank may not have read it yet */
+        if ((st = barrier_shm(a)) != HINT_SUCCESS)
+            return st;
         coll_record(a->op_id, "shm");
         return bcast_shm(a);
     }

@@ -303,6 +303,19 @@ static void every_alg(int op_id)
     run_alg(op_id, "auto");
 }
 
+/* A bcast whose derived root sends it to bcast shm, straight followed by collectives that publish
+   buffer offsets in the slot: a root that raced ahead into them used to change the offset a slow
+   rank was about to read, and the ranks' barriers fell out of step. */
+static void fallback_then_publish(void)
+{
+    RC_OK(hint_coll_set("bcast", "heap"));
+    RC_OK(hint_coll_set("alltoall", "column"));
+    for (int k = 0; k < 100; k++) {
+        one_bcast("heap", &L[rc_rank == 0 ? 1 : 0], 4800, 0, k);
+        one_call(COLL_ALLTOALL, "column", &L[0], &L[0], 1008, k);
+    }
+}
+
 /* The early type's pieces are off the heap: a copy order falls back, with the right result. */
 static void off_heap_pieces(void)
 {
@@ -341,6 +354,7 @@ int main(int argc, char **argv)
     every_alg(COLL_ALLGATHERV);
     every_alg(COLL_BCAST);
     off_heap_pieces();
+    fallback_then_publish();
     printf("rank %d: expect direct %lu, packed %lu\n", rc_rank, want_direct, want_packed);
     for (int i = 1; i < NLAYOUTS; i++)
         RC_OK(hint_type_free(&L[i].t));
