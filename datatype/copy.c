@@ -104,48 +104,54 @@ static bool same_pieces(const struct dt_flat *a, const struct dt_flat *b)
     return true;
 }
 
-/* Where a walk through a layout stands: element, piece of it, bytes into the piece. A contiguous
-   layout is one piece without end. */
+/* Where a walk through a layout stands: the address it has reached and the bytes left in the
+   current piece, kept up to date step by step (no multiply per piece). A contiguous layout is one
+   piece without end. */
 struct flat_cursor {
-    char *base;
     const struct dt_flat *f;
-    size_t elem, piece, off;
+    char *elem;   /* start of the current element */
+    size_t piece;
+    char *at;
+    size_t left;
 };
 
-static size_t cursor_run(const struct flat_cursor *c)
+/* A cursor at element e of the layout f at base (e whole elements in). */
+static void cursor_start(struct flat_cursor *c, const struct dt_flat *f, char *base, size_t e, size_t skip)
 {
-    return c->f->niov ? c->f->iov[c->piece].len - c->off : SIZE_MAX;
-}
-
-static char *cursor_at(const struct flat_cursor *c)
-{
-    if (c->f->niov == 0)
-        return c->base + c->off;
-    return c->base + (ptrdiff_t)c->elem * c->f->extent + c->f->iov[c->piece].disp + (ptrdiff_t)c->off;
-}
-
-static void cursor_step(struct flat_cursor *c, size_t k)
-{
-    c->off += k;
-    if (c->f->niov == 0 || c->off < c->f->iov[c->piece].len)
+    c->f = f;
+    c->piece = 0;
+    c->elem = base;
+    if (f->niov == 0) {
+        c->at = base + skip;
+        c->left = SIZE_MAX;
         return;
-    c->off = 0;
+    }
+    c->elem = base + (ptrdiff_t)e * f->extent;
+    c->at = c->elem + f->iov[0].disp;
+    c->left = f->iov[0].len;
+}
+
+static inline void cursor_step(struct flat_cursor *c, size_t k)
+{
+    c->at += k;
+    if ((c->left -= k) != 0 || c->f->niov == 0)
+        return;
     if (++c->piece == c->f->niov) {
         c->piece = 0;
-        c->elem++;
+        c->elem += c->f->extent;
     }
+    c->at = c->elem + c->f->iov[c->piece].disp;
+    c->left = c->f->iov[c->piece].len;
 }
 
 /* Piece against piece from wherever the two cursors stand; any pair of layouts. */
 static void merge_copy(struct flat_cursor *src, struct flat_cursor *dst, size_t bytes)
 {
     while (bytes > 0) {
-        size_t k = cursor_run(src), kd = cursor_run(dst);
-        if (kd < k)
-            k = kd;
+        size_t k = src->left < dst->left ? src->left : dst->left;
         if (bytes < k)
             k = bytes;
-        copy_piece(cursor_at(dst), cursor_at(src), k);
+        copy_piece(dst->at, src->at, k);
         cursor_step(src, k);
         cursor_step(dst, k);
         bytes -= k;
@@ -186,7 +192,7 @@ static void pieces_lockstep(const char *sbase, const struct dt_flat *s, char *db
 
 void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes)
 {
-    struct flat_cursor src = {(char *)sbase, s, 0, 0, 0}, dst = {dbase, d, 0, 0, 0};
+    struct flat_cursor src, dst;
     size_t nel = 0, esz = 0;
     /* the bulk as whole elements in the tight loops, what is left (a partial element) by merging */
     if (s->niov == 0 && d->niov == 0) {
@@ -198,14 +204,14 @@ void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const
         esz = flat_elem_size(p);
         nel = bytes / esz;
         pieces_contig(s->niov ? (char *)sbase : dbase, p, s->niov ? dbase : (char *)sbase, nel, d->niov != 0);
-        struct flat_cursor *c = s->niov ? &dst : &src, *pc = s->niov ? &src : &dst;
-        c->off = nel * esz;
-        pc->elem = nel;
     } else if (same_pieces(s, d)) {
         esz = flat_elem_size(s);
         nel = bytes / esz;
         pieces_lockstep(sbase, s, dbase, d, nel);
-        src.elem = dst.elem = nel;
     }
+    if (bytes == nel * esz)
+        return;
+    cursor_start(&src, s, (char *)sbase, nel, nel * esz);
+    cursor_start(&dst, d, dbase, nel, nel * esz);
     merge_copy(&src, &dst, bytes - nel * esz);
 }
