@@ -78,5 +78,6 @@ int alltoallv_hilbert(struct coll_args *a);
 int alltoallv_morton(struct coll_args *a);
 int reduce_scatter_block_reduce_scatter(struct coll_args *a);
 int reduce_scatter_block_ring(struct coll_args *a);
+int neighbor_naive(struct coll_args *a);
 
 #endif

@@ -16,6 +16,7 @@
 #include "collectives/derived.h"
 #include "datatype/datatype.h"
 #include "runtime/runtime.h"
+#include "topology/vtopo.h"
 
 static const char trivial[] = "trivial";
 
@@ -596,4 +597,138 @@ out:
     free(rv.counts);
     free(copy);
     return st;
+}
+
+/* ---- neighbourhood collectives: the group's virtual topology gives the blocks' order ---- */
+
+static int neighbor_begin(struct coll_args *a, int op_id, hint_group g, struct vtopo_lists *l)
+{
+    int st = begin(a, op_id, g);
+    return st != HINT_SUCCESS ? st : vtopo_lists(g, l);
+}
+
+/* A side in the caller's datatype: count elements of t per block (v variants: count unused). */
+static int neighbor_side(size_t count, hint_type t, struct coll_layout *l)
+{
+    size_t bytes;
+    int st = block_bytes(count, t, &bytes);
+    if (st == HINT_SUCCESS)
+        *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+    return st;
+}
+
+/* A v side: arrays present when there are neighbours, no count whose bytes overflow. */
+static int neighbor_vside(int n, const size_t counts[], const size_t displs[], hint_type t, struct coll_layout *l)
+{
+    int st = neighbor_side(0, t, l);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (n > 0 && (counts == NULL || displs == NULL))
+        return HINT_ERR_ARG;
+    size_t bytes;
+    for (int i = 0; i < n && st == HINT_SUCCESS; i++)
+        st = block_bytes(counts[i], t, &bytes);
+    return st;
+}
+
+/* A buffer the call reads or writes must exist; in place has no meaning here. */
+static int neighbor_buf(const void *p, bool used)
+{
+    return p == HINT_IN_PLACE || (used && p == NULL) ? HINT_ERR_BUFFER : HINT_SUCCESS;
+}
+
+static bool any_count(int n, const size_t counts[])
+{
+    for (int i = 0; i < n; i++)
+        if (counts[i])
+            return true;
+    return false;
+}
+
+int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vtopo_lists l;
+    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLGATHER, g, &l);
+    if (st == HINT_SUCCESS)
+        st = neighbor_side(sc, st_, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_side(rc, rt_, &a.rl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(s, sc && l.outdegree);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(r, rc && l.indegree);
+    if (st != HINT_SUCCESS)
+        return st;
+    a.sbuf = s;
+    a.rbuf = r;
+    return run(&a, false);
+}
+
+int hint_neighbor_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vtopo_lists l;
+    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLTOALL, g, &l);
+    if (st == HINT_SUCCESS)
+        st = neighbor_side(sc, st_, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_side(rc, rt_, &a.rl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(s, sc && l.outdegree);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(r, rc && l.indegree);
+    if (st != HINT_SUCCESS)
+        return st;
+    a.sbuf = s;
+    a.rbuf = r;
+    return run(&a, false);
+}
+
+int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[],
+                             const size_t rdispls[], hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vtopo_lists l;
+    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLGATHERV, g, &l);
+    if (st == HINT_SUCCESS)
+        st = neighbor_side(sc, st_, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(s, sc && l.outdegree);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(r, any_count(l.indegree, rcounts));
+    if (st != HINT_SUCCESS)
+        return st;
+    a.sbuf = s;
+    a.rbuf = r;
+    a.rcounts = rcounts;
+    a.rdispls = rdispls;
+    return run(&a, false);
+}
+
+int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
+                            const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g)
+{
+    struct coll_args a;
+    struct vtopo_lists l;
+    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLTOALLV, g, &l);
+    if (st == HINT_SUCCESS)
+        st = neighbor_vside(l.outdegree, scounts, sdispls, st_, &a.sl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl);
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(s, any_count(l.outdegree, scounts));
+    if (st == HINT_SUCCESS)
+        st = neighbor_buf(r, any_count(l.indegree, rcounts));
+    if (st != HINT_SUCCESS)
+        return st;
+    a.sbuf = s;
+    a.rbuf = r;
+    a.scounts = scounts;
+    a.sdispls = sdispls;
+    a.rcounts = rcounts;
+    a.rdispls = rdispls;
+    return run(&a, false);
 }

@@ -32,6 +32,10 @@ enum coll_op_id {
     COLL_ALLTOALL,
     COLL_ALLTOALLV,
     COLL_REDUCE_SCATTER_BLOCK,
+    COLL_NEIGHBOR_ALLGATHER,
+    COLL_NEIGHBOR_ALLGATHERV,
+    COLL_NEIGHBOR_ALLTOALL,
+    COLL_NEIGHBOR_ALLTOALLV,
     COLL_NOPS
 };
 
@@ -64,10 +68,12 @@ struct coll_args {
     size_t esize;          /* bytes of one element, for reductions */
     int basic;             /* predefined kind of the elements, for reductions */
     hint_op op;
-    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes */
+    const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes; the neighbourhood
+                              ones: elements and extents of sl/rl's types, one per neighbour */
     int copy;              /* enum copy_mode for the shared-heap algorithms; -1: HINT_COPY's */
     struct coll_layout sl, rl; /* alltoall(v) / allgather(v): derived send and receive sides;
-                                  then sbuf and rbuf are the user's buffer addresses */
+                                  then sbuf and rbuf are the user's buffer addresses. The
+                                  neighbourhood collectives: always the caller's types */
 };
 
 struct coll_alg {

@@ -118,6 +118,10 @@ static const struct coll_alg rsb_algs[] = {
     ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
 };
 
+static const struct coll_alg neighbor_algs[] = {
+    TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL, neighbor_naive),
+};
+
 /* ---- defaults: what the built-in rules pick (index into the table) ---- */
 static int by_name(const struct coll_alg *algs, int n, const char *name)
 {
@@ -219,6 +223,10 @@ const struct coll_table coll_tables[COLL_NOPS] = {
     TABLE(COLL_ALLTOALL, "alltoall", alltoall_algs, choose_alltoall),
     TABLE(COLL_ALLTOALLV, "alltoallv", alltoallv_algs, choose_first),
     TABLE(COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", rsb_algs, choose_rsb),
+    TABLE(COLL_NEIGHBOR_ALLGATHER, "neighbor_allgather", neighbor_algs, choose_first),
+    TABLE(COLL_NEIGHBOR_ALLGATHERV, "neighbor_allgatherv", neighbor_algs, choose_first),
+    TABLE(COLL_NEIGHBOR_ALLTOALL, "neighbor_alltoall", neighbor_algs, choose_first),
+    TABLE(COLL_NEIGHBOR_ALLTOALLV, "neighbor_alltoallv", neighbor_algs, choose_first),
 };
 
 /* ---- forcing ---- */

@@ -239,6 +239,12 @@ HINT_API int hint_neighbor_allgather(const void *s, size_t sc, hint_type st, voi
                                      hint_group g);
 HINT_API int hint_neighbor_alltoall(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
                                     hint_group g);
+/* v variants: counts in elements, displacements in extents of the type, one per neighbour */
+HINT_API int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st, void *r, const size_t rcounts[],
+                                      const size_t rdispls[], hint_type rt, hint_group g);
+HINT_API int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st,
+                                     void *r, const size_t rcounts[], const size_t rdispls[], hint_type rt,
+                                     hint_group g);
 
 #ifdef __cplusplus
 }

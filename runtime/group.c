@@ -14,6 +14,7 @@
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
+#include "topology/vtopo.h"
 #include "transport/shm/shm.h"
 
 int grp_check(hint_group g)
@@ -258,7 +259,10 @@ int hint_group_dup(hint_group g, hint_group *out)
         return HINT_ERR_GROUP;
     if (out == NULL)
         return HINT_ERR_ARG;
-    return hint_group_split(g, 0, g->rank, out);
+    int st = hint_group_split(g, 0, g->rank, out);
+    if (st == HINT_SUCCESS && (st = vtopo_copy(g, *out)) != HINT_SUCCESS)
+        hint_group_free(out); /* a duplicate keeps the topology, as MPI_Comm_dup does */
+    return st;
 }
 
 /* Members of g listed in ranks[] agree on a context id among themselves: the first listed rank

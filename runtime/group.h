@@ -15,10 +15,18 @@
 #define GRP_TAG_SPLIT (HINT_TAG_UB + 1)
 #define GRP_TAG_CREATE (HINT_TAG_UB + 2)
 #define GRP_TAG_SLOT (HINT_TAG_UB + 3)
+#define GRP_TAG_TOPO (HINT_TAG_UB + 4)
 #define GRP_TAG_COLL (HINT_TAG_UB + 16) /* collectives use tags from here up */
 
 /* Slots for what the collectives and topology layers build once per group and reuse. */
-enum grp_cache_slot { GRP_CACHE_COLL = 0, GRP_CACHE_TOPO = 1, GRP_CACHE_TUNE = 2, GRP_CACHE_STAGE = 3, GRP_CACHE_NSLOTS = 4 };
+enum grp_cache_slot {
+    GRP_CACHE_COLL = 0,
+    GRP_CACHE_TOPO = 1,
+    GRP_CACHE_TUNE = 2,
+    GRP_CACHE_STAGE = 3,
+    GRP_CACHE_VTOPO = 4, /* cartesian or graph topology (topology/vtopo.c) */
+    GRP_CACHE_NSLOTS = 5
+};
 
 struct hint_group_s {
     uint32_t magic;

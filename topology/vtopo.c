@@ -1,0 +1,328 @@
+/*
+ * topology/vtopo.c — cartesian and graph virtual topologies (MPI_Cart_*, MPI_Dist_graph_create_
+ * adjacent without weights). A topology is built once when its group is created and kept in
+ * the group's cache; the neighbourhood collectives read its neighbour lists.
+ *
+ * Cartesian ranks are row-major (the last dimension varies fastest) and keep the order of the
+ * parent group: `reorder` is accepted and ignored, which MPI allows (hint_group_reorder places
+ * ranks by the machine's hierarchy). A cartesian group's neighbours are, per dimension, the rank
+ * at -1 then the rank at +1, HINT_PROC_NULL beyond a non-periodic edge, the same list for
+ * sources and destinations.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/group.h"
+#include "runtime/runtime.h"
+#include "topology/vtopo.h"
+
+struct vtopo {
+    bool cart;
+    int ndims;
+    int *dims, *periods, *coords; /* cart: this rank's coordinates */
+    int indegree, outdegree;
+    int *sources, *dests;         /* cart: both point at the one list of 2 * ndims */
+};
+
+static void vtopo_free(void *p)
+{
+    struct vtopo *t = p;
+    if (t == NULL)
+        return;
+    free(t->dims);
+    if (t->dests != t->sources)
+        free(t->dests);
+    free(t->sources);
+    free(t);
+}
+
+static struct vtopo *vtopo_of(hint_group g)
+{
+    return grp_check(g) == HINT_SUCCESS ? g->cache[GRP_CACHE_VTOPO] : NULL;
+}
+
+static void attach(hint_group g, struct vtopo *t)
+{
+    g->cache[GRP_CACHE_VTOPO] = t;
+    g->cache_free[GRP_CACHE_VTOPO] = vtopo_free;
+}
+
+int vtopo_lists(hint_group g, struct vtopo_lists *out)
+{
+    const struct vtopo *t = vtopo_of(g);
+    if (t == NULL)
+        return HINT_ERR_TOPOLOGY;
+    *out = (struct vtopo_lists){.cart = t->cart, .indegree = t->indegree, .outdegree = t->outdegree,
+                                .sources = t->sources, .dests = t->dests};
+    return HINT_SUCCESS;
+}
+
+/* ---- cartesian ---- */
+
+static void rank_to_coords(const struct vtopo *t, int rank, int coords[])
+{
+    for (int d = t->ndims - 1; d >= 0; d--) {
+        coords[d] = rank % t->dims[d];
+        rank /= t->dims[d];
+    }
+}
+
+/* The rank at coords, periodic dimensions wrapped; -1 when a non-periodic one is outside. */
+static int coords_to_rank(const struct vtopo *t, const int coords[])
+{
+    int rank = 0;
+    for (int d = 0; d < t->ndims; d++) {
+        int c = coords[d], n = t->dims[d];
+        if (t->periods[d])
+            c = ((c % n) + n) % n;
+        else if (c < 0 || c >= n)
+            return -1;
+        rank = rank * n + c;
+    }
+    return rank;
+}
+
+/* The rank disp steps from this rank along dim, HINT_PROC_NULL past a non-periodic edge. */
+static int shifted(const struct vtopo *t, int dim, int disp)
+{
+    int *c = malloc((size_t)t->ndims * sizeof *c);
+    if (c == NULL)
+        return HINT_PROC_NULL;
+    memcpy(c, t->coords, (size_t)t->ndims * sizeof *c);
+    long moved = (long)c[dim] + disp;
+    int r = -1;
+    if (t->periods[dim] || (moved >= 0 && moved < t->dims[dim])) {
+        c[dim] = (int)(((moved % t->dims[dim]) + t->dims[dim]) % t->dims[dim]);
+        r = coords_to_rank(t, c);
+    }
+    free(c);
+    return r < 0 ? HINT_PROC_NULL : r;
+}
+
+static struct vtopo *cart_new(int ndims, const int dims[], const int periods[], int rank)
+{
+    struct vtopo *t = calloc(1, sizeof *t);
+    size_t n = (size_t)(ndims > 0 ? ndims : 1);
+    if (t == NULL || (t->dims = malloc(3 * n * sizeof(int))) == NULL ||
+        (t->sources = malloc(2 * n * sizeof(int))) == NULL) {
+        vtopo_free(t);
+        return NULL;
+    }
+    t->cart = true;
+    t->ndims = ndims;
+    t->periods = t->dims + n;
+    t->coords = t->dims + 2 * n;
+    for (int d = 0; d < ndims; d++) {
+        t->dims[d] = dims[d];
+        t->periods[d] = periods[d] != 0;
+    }
+    rank_to_coords(t, rank, t->coords);
+    for (int d = 0; d < ndims; d++) {
+        t->sources[2 * d] = shifted(t, d, -1);
+        t->sources[2 * d + 1] = shifted(t, d, 1);
+    }
+    t->dests = t->sources;
+    t->indegree = t->outdegree = 2 * ndims;
+    return t;
+}
+
+int hint_cart_create(hint_group g, int ndims, const int dims[], const int periods[], int reorder, hint_group *out)
+{
+    RT_CHECK_INIT();
+    (void)reorder;
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (out == NULL || ndims < 0 || (ndims > 0 && (dims == NULL || periods == NULL)))
+        return HINT_ERR_ARG;
+    long prod = 1;
+    for (int d = 0; d < ndims; d++) {
+        if (dims[d] <= 0)
+            return HINT_ERR_ARG;
+        if (prod * dims[d] > g->size)
+            return HINT_ERR_TOPOLOGY; /* every rank was given the same arguments: all return here */
+        prod *= dims[d];
+    }
+    int st = hint_group_split(g, g->rank < prod ? 0 : HINT_UNDEFINED, g->rank, out);
+    if (st != HINT_SUCCESS || *out == HINT_GROUP_NULL)
+        return st;
+    struct vtopo *t = cart_new(ndims, dims, periods, (*out)->rank);
+    if (t == NULL) {
+        hint_group_free(out);
+        return HINT_ERR_NOMEM;
+    }
+    attach(*out, t);
+    return HINT_SUCCESS;
+}
+
+static int cart_of(hint_group g, const struct vtopo **t)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    *t = vtopo_of(g);
+    return *t != NULL && (*t)->cart ? HINT_SUCCESS : HINT_ERR_TOPOLOGY;
+}
+
+int hint_cart_coords(hint_group g, int rank, int ndims, int coords[])
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (rank < 0 || rank >= g->size)
+        return HINT_ERR_RANK;
+    if (ndims < t->ndims || (t->ndims > 0 && coords == NULL))
+        return HINT_ERR_ARG;
+    rank_to_coords(t, rank, coords);
+    return HINT_SUCCESS;
+}
+
+int hint_cart_rank(hint_group g, const int coords[], int *rank)
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (rank == NULL || (t->ndims > 0 && coords == NULL))
+        return HINT_ERR_ARG;
+    int r = coords_to_rank(t, coords);
+    if (r < 0)
+        return HINT_ERR_RANK;
+    *rank = r;
+    return HINT_SUCCESS;
+}
+
+int hint_cart_shift(hint_group g, int dim, int disp, int *source, int *dest)
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (dim < 0 || dim >= t->ndims || source == NULL || dest == NULL || disp == INT_MIN)
+        return HINT_ERR_ARG;
+    *source = shifted(t, dim, -disp);
+    *dest = shifted(t, dim, disp);
+    return HINT_SUCCESS;
+}
+
+/* ---- graphs ---- */
+
+static int check_list(int n, const int list[], int size)
+{
+    if (n < 0 || (n > 0 && list == NULL))
+        return HINT_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (list[i] < 0 || list[i] >= size)
+            return HINT_ERR_RANK;
+    return HINT_SUCCESS;
+}
+
+static int *copy_list(int n, const int list[])
+{
+    int *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (c != NULL && n > 0)
+        memcpy(c, list, (size_t)n * sizeof *c);
+    return c;
+}
+
+int hint_graph_create_adjacent(hint_group g, int indegree, const int sources[], int outdegree, const int dests[],
+                               int reorder, hint_group *out)
+{
+    RT_CHECK_INIT();
+    (void)reorder;
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    /* Each rank checks its own lists; all learn whether any failed, so nobody waits for a
+       group that will not be made. */
+    int mine = out == NULL ? HINT_ERR_ARG : check_list(indegree, sources, g->size);
+    if (mine == HINT_SUCCESS)
+        mine = check_list(outdegree, dests, g->size);
+    int *all = malloc((size_t)g->size * sizeof *all);
+    if (all == NULL)
+        return HINT_ERR_NOMEM;
+    int st = grp_allgather_ints(g, &mine, 1, all, GRP_TAG_TOPO);
+    for (int r = 0; st == HINT_SUCCESS && r < g->size; r++)
+        if (all[r] != HINT_SUCCESS)
+            st = mine != HINT_SUCCESS ? mine : all[r];
+    free(all);
+    if (st != HINT_SUCCESS)
+        return st;
+    if ((st = hint_group_split(g, 0, g->rank, out)) != HINT_SUCCESS)
+        return st;
+    struct vtopo *t = calloc(1, sizeof *t);
+    if (t != NULL) {
+        t->indegree = indegree;
+        t->outdegree = outdegree;
+        t->sources = copy_list(indegree, sources);
+        t->dests = copy_list(outdegree, dests);
+    }
+    if (t == NULL || t->sources == NULL || t->dests == NULL) {
+        vtopo_free(t);
+        hint_group_free(out);
+        return HINT_ERR_NOMEM;
+    }
+    attach(*out, t);
+    return HINT_SUCCESS;
+}
+
+int hint_neighbors_count(hint_group g, int *indegree, int *outdegree)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (indegree == NULL || outdegree == NULL)
+        return HINT_ERR_ARG;
+    struct vtopo_lists l;
+    int st = vtopo_lists(g, &l);
+    if (st == HINT_SUCCESS) {
+        *indegree = l.indegree;
+        *outdegree = l.outdegree;
+    }
+    return st;
+}
+
+int hint_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests[])
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    struct vtopo_lists l;
+    int st = vtopo_lists(g, &l);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (maxin < l.indegree || maxout < l.outdegree || (l.indegree > 0 && sources == NULL) ||
+        (l.outdegree > 0 && dests == NULL))
+        return HINT_ERR_ARG;
+    if (l.indegree > 0)
+        memcpy(sources, l.sources, (size_t)l.indegree * sizeof *sources);
+    if (l.outdegree > 0)
+        memcpy(dests, l.dests, (size_t)l.outdegree * sizeof *dests);
+    return HINT_SUCCESS;
+}
+
+int vtopo_copy(hint_group from, hint_group to)
+{
+    const struct vtopo *t = vtopo_of(from);
+    if (t == NULL)
+        return HINT_SUCCESS;
+    struct vtopo *c;
+    if (t->cart)
+        c = cart_new(t->ndims, t->dims, t->periods, to->rank);
+    else {
+        c = calloc(1, sizeof *c);
+        if (c != NULL) {
+            *c = (struct vtopo){.indegree = t->indegree, .outdegree = t->outdegree};
+            c->sources = copy_list(t->indegree, t->sources);
+            c->dests = copy_list(t->outdegree, t->dests);
+            if (c->sources == NULL || c->dests == NULL) {
+                vtopo_free(c);
+                c = NULL;
+            }
+        }
+    }
+    if (c == NULL)
+        return HINT_ERR_NOMEM;
+    attach(to, c);
+    return HINT_SUCCESS;
+}
