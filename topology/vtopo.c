@@ -135,10 +135,11 @@ int hint_cart_create(hint_group g, int ndims, const int dims[], const int period
         return HINT_ERR_GROUP;
     if (out == NULL || ndims < 0 || (ndims > 0 && (dims == NULL || periods == NULL)))
         return HINT_ERR_ARG;
-    long prod = 1;
-    for (int d = 0; d < ndims; d++) {
+    for (int d = 0; d < ndims; d++)
         if (dims[d] <= 0)
             return HINT_ERR_ARG;
+    long prod = 1;
+    for (int d = 0; d < ndims; d++) {
         if (prod * dims[d] > g->size)
             return HINT_ERR_TOPOLOGY; /* every rank was given the same arguments: all return here */
         prod *= dims[d];
