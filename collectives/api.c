@@ -645,11 +645,13 @@ static bool any_count(int n, const size_t counts[])
     return false;
 }
 
-int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+/* neighbor_allgather and neighbor_alltoall: one block of sc elements per neighbour or one for all. */
+static int neighbor_blocks(int op_id, const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                           hint_group g)
 {
     struct coll_args a;
     struct vtopo_lists l;
-    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLGATHER, g, &l);
+    int st = neighbor_begin(&a, op_id, g, &l);
     if (st == HINT_SUCCESS)
         st = neighbor_side(sc, st_, &a.sl);
     if (st == HINT_SUCCESS)
@@ -665,24 +667,14 @@ int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, si
     return run(&a, false);
 }
 
+int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    return neighbor_blocks(COLL_NEIGHBOR_ALLGATHER, s, sc, st_, r, rc, rt_, g);
+}
+
 int hint_neighbor_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
-    struct coll_args a;
-    struct vtopo_lists l;
-    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLTOALL, g, &l);
-    if (st == HINT_SUCCESS)
-        st = neighbor_side(sc, st_, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_side(rc, rt_, &a.rl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(s, sc && l.outdegree);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(r, rc && l.indegree);
-    if (st != HINT_SUCCESS)
-        return st;
-    a.sbuf = s;
-    a.rbuf = r;
-    return run(&a, false);
+    return neighbor_blocks(COLL_NEIGHBOR_ALLTOALL, s, sc, st_, r, rc, rt_, g);
 }
 
 int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[],
