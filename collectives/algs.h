@@ -25,11 +25,35 @@ int bcast_shm(struct coll_args *a);
 bool bcast_heap_ok(const struct coll_args *a);
 int bcast_heap(struct coll_args *a);
 int reduce_binomial(struct coll_args *a);
+bool reduce_staged_ok(const struct coll_args *a);
+int reduce_staged(struct coll_args *a);
+bool reduce_heap_ok(const struct coll_args *a);
+int reduce_heap(struct coll_args *a);
+bool gather_staged_ok(const struct coll_args *a);
+int gather_staged(struct coll_args *a);
+int scatter_staged(struct coll_args *a);
+bool gather_heap_ok(const struct coll_args *a);
+int gather_heap(struct coll_args *a);
+int scatter_heap(struct coll_args *a);
+bool reduce_scatter_block_staged_ok(const struct coll_args *a);
+int reduce_scatter_block_staged(struct coll_args *a);
+bool reduce_scatter_block_heap_ok(const struct coll_args *a);
+int reduce_scatter_block_heap(struct coll_args *a);
 int allreduce_reduce_bcast(struct coll_args *a);
 int allreduce_recursive_doubling(struct coll_args *a);
 int allreduce_ring(struct coll_args *a);
 bool allreduce_staged_ok(const struct coll_args *a);
 int allreduce_staged(struct coll_args *a);
+/* Elements [off, off + n * esize) of every member's staged input (every member's input published
+   as soff on the heap) combined in rank order, the last rank's first, into dst: the same result on
+   every rank whatever the op. The heap one goes through a local chunk, so dst may be an input. */
+void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst);
+void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst);
+/* Heap offset of [p, p + bytes), UINT64_MAX when any of it is off the shared heap. */
+uint64_t coll_heap_span(const void *p, size_t bytes);
+/* A shared-heap algorithm that found a buffer off the heap: a barrier (so no rank publishes again
+   before all have read), then the message-based `run`, recorded as `name`. */
+int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));
 bool allreduce_heap_ok(const struct coll_args *a);
 int allreduce_heap(struct coll_args *a);
 int gather_linear(struct coll_args *a);
@@ -52,7 +76,12 @@ int alltoall_bruck(struct coll_args *a);
 bool coll_stage_ok(const struct coll_args *a);
 /* This rank's half for a new call (P * SHM_STAGE_BLOCK bytes); NULL when out of memory. */
 char *coll_stage_begin(struct coll_args *a);
-/* Publish what this rank staged for the call and wait until every member has. */
+/* Publish what this rank staged for the call (its flag = the call's number). */
+void coll_stage_post(struct coll_args *a);
+/* Wait until member p (every member) has posted the call. */
+void coll_stage_wait(struct coll_args *a, int p);
+void coll_stage_wait_all(struct coll_args *a);
+/* Post and wait for every member. */
 void coll_stage_publish(struct coll_args *a);
 /* Member p's half of the current call, readable once coll_stage_publish returned. */
 const char *coll_stage_half(const struct coll_args *a, int p);

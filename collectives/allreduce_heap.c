@@ -19,12 +19,23 @@
 
 bool allreduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
-static uint64_t heap_span(const void *p, size_t bytes)
+uint64_t coll_heap_span(const void *p, size_t bytes)
 {
     if (bytes == 0)
         return 0;
     uint64_t lo = heap_offset(p), hi = heap_offset((const char *)p + bytes - 1);
     return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
+}
+
+int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *))
+{
+    /* a fallback whose ranks may finish without hearing from all would let a fast one publish
+       its next offsets before a slow one has read these */
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    coll_record(a->op_id, name);
+    return run(a);
 }
 
 /* Elements [*first, *first + *n) of segment i: count split as evenly as P allows. */
@@ -35,19 +46,17 @@ static void segment(const struct coll_args *a, int i, size_t *first, size_t *n)
     *n = q + (k < r);
 }
 
-/* Segment `me` combined from every rank's input, chunk by chunk through a local buffer, so an
-   output that is also an input (in place) is read before it is written. */
-static void reduce_segment(const struct coll_args *a, int slot)
+void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst)
 {
     _Alignas(64) char acc[REDUCE_CHUNK];
-    size_t first, n, es = a->esize, per = REDUCE_CHUNK / es;
-    segment(a, a->rank, &first, &n);
+    int slot = a->g->shm_slot;
+    size_t es = a->esize, per = REDUCE_CHUNK / es;
     for (size_t done = 0; done < n; done += per) {
-        size_t k = n - done < per ? n - done : per, off = (first + done) * es;
-        memcpy(acc, (char *)heap_at(shm_coll_member(rt.shm, slot, a->size - 1)->soff) + off, k * es);
+        size_t k = n - done < per ? n - done : per, at = off + done * es;
+        memcpy(acc, (char *)heap_at(shm_coll_member(rt.shm, slot, a->size - 1)->soff) + at, k * es);
         for (int p = a->size - 2; p >= 0; p--)
-            op_reduce(a->op, a->basic, (char *)heap_at(shm_coll_member(rt.shm, slot, p)->soff) + off, acc, k);
-        memcpy(a->rbuf + off, acc, k * es);
+            op_reduce(a->op, a->basic, (char *)heap_at(shm_coll_member(rt.shm, slot, p)->soff) + at, acc, k);
+        memcpy(dst + done * es, acc, k * es);
     }
 }
 
@@ -55,19 +64,19 @@ int allreduce_heap(struct coll_args *a)
 {
     int slot = a->g->shm_slot, P = a->size;
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
-    me->soff = heap_span(a->sbuf, a->block);
-    me->roff = heap_span(a->rbuf, a->block);
+    me->soff = coll_heap_span(a->sbuf, a->block);
+    me->roff = coll_heap_span(a->rbuf, a->block);
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {
         struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
-        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX) {
-            coll_record(a->op_id, "recursive_doubling");
-            return allreduce_recursive_doubling(a);
-        }
+        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
+            return coll_heap_fallback(a, "recursive_doubling", allreduce_recursive_doubling);
     }
-    reduce_segment(a, slot);
+    size_t first, n;
+    segment(a, a->rank, &first, &n);
+    coll_heap_reduce(a, first * a->esize, n, a->rbuf + first * a->esize);
     if ((st = barrier_shm(a)) != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {

@@ -13,6 +13,13 @@ bool allreduce_staged_ok(const struct coll_args *a)
     return coll_stage_ok(a) && a->block <= (size_t)a->size * SHM_STAGE_BLOCK;
 }
 
+void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst)
+{
+    memcpy(dst, coll_stage_half(a, a->size - 1) + off, n * a->esize);
+    for (int p = a->size - 2; p >= 0; p--)
+        op_reduce(a->op, a->basic, coll_stage_half(a, p) + off, dst, n);
+}
+
 int allreduce_staged(struct coll_args *a)
 {
     char *mine = coll_stage_begin(a);
@@ -20,9 +27,6 @@ int allreduce_staged(struct coll_args *a)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block); /* in place too: the input is read before rbuf is written */
     coll_stage_publish(a);
-    int P = a->size;
-    memcpy(a->rbuf, coll_stage_half(a, P - 1), a->block);
-    for (int p = P - 2; p >= 0; p--)
-        op_reduce(a->op, a->basic, coll_stage_half(a, p), a->rbuf, a->count);
+    coll_stage_reduce(a, 0, a->count, a->rbuf);
     return HINT_SUCCESS;
 }

@@ -39,6 +39,10 @@ static const struct coll_alg bcast_algs[] = {
 };
 static const struct coll_alg reduce_algs[] = {
     ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
+    ALG("shm", "small: inputs staged, the root combines all P; the others leave at once", reduce_staged_ok,
+        reduce_staged),
+    ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
+        reduce_heap_ok, reduce_heap),
 };
 static const struct coll_alg allreduce_algs[] = {
     ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL, allreduce_recursive_doubling),
@@ -52,6 +56,10 @@ static const struct coll_alg allreduce_algs[] = {
 static const struct coll_alg gather_algs[] = {
     ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
     ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
+    ALG("shm", "small blocks staged by every rank, the root copies them out; the others leave at once",
+        gather_staged_ok, gather_staged),
+    ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", gather_heap_ok,
+        gather_heap),
 };
 static const struct coll_alg gatherv_algs[] = {
     ALG("linear", "root receives from every rank straight into place", NULL, gatherv_linear),
@@ -59,6 +67,10 @@ static const struct coll_alg gatherv_algs[] = {
 static const struct coll_alg scatter_algs[] = {
     ALG("linear", "root sends every rank its block", NULL, scatter_linear),
     ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
+    ALG("shm", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
+        gather_staged_ok, scatter_staged),
+    ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer", gather_heap_ok,
+        scatter_heap),
 };
 static const struct coll_alg scatterv_algs[] = {
     ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
@@ -116,6 +128,10 @@ static const struct coll_alg rsb_algs[] = {
     ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
         reduce_scatter_block_reduce_scatter),
     ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
+    ALG("shm", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
+        reduce_scatter_block_staged),
+    ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
+        reduce_scatter_block_heap_ok, reduce_scatter_block_heap),
 };
 
 static const struct coll_alg neighbor_algs[] = {

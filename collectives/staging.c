@@ -2,9 +2,10 @@
  * collectives/staging.c — per-rank staging areas on the shared heap for the small-message
  * algorithms that need one synchronisation per call (alltoall, allgather and allreduce shm):
  * each rank copies its data into its own area (half e % 2 for call e), publishes e in its flag,
- * waits for every rank's flag e and reads what it needs out of each rank's area. No barrier: a
- * half is rewritten two calls later, when every reader has set its flag for the call in between,
- * i.e. has finished reading it. For the same reason an area outlives its group: a slow peer may
+ * waits for the flags of the ranks it reads (all of them, or for the rooted operations the
+ * root's or none) and reads what it needs out of their areas. No barrier: a half is rewritten
+ * two calls later, once every member has set its flag for the call in between, i.e. has
+ * finished reading it (coll_stage_begin waits for that when the last call did not). For the same reason an area outlives its group: a slow peer may
  * still read the last call's data after this rank freed the group, so freed areas wait for
  * hint_finalize, which runs after a fence. The area and its epochs belong to the group, so the
  * operations using it may interleave in any order all ranks agree on.
@@ -20,6 +21,7 @@
 struct staging {
     char *area;             /* 2 halves of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
     uint64_t epoch;         /* calls made */
+    uint64_t seen;          /* every member's flag was at least this */
     struct staging *next;   /* on the retired list once its group is freed */
 };
 
@@ -72,38 +74,68 @@ static struct staging *staging_of(struct coll_args *a)
 
 static size_t half_bytes(const struct coll_args *a) { return (size_t)a->size * SHM_STAGE_BLOCK; }
 
-char *coll_stage_begin(struct coll_args *a)
-{
-    struct staging *s = staging_of(a);
-    if (s == NULL)
-        return NULL; /* every rank's partition has room for this at once, or none has */
-    uint64_t e = ++s->epoch;
-    return s->area + (e % 2) * half_bytes(a);
-}
-
 struct flags_wait {
-    int slot, P;
+    int slot, first, last; /* members first .. last - 1 */
     uint64_t epoch;
 };
 
 static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
-    for (int p = 0; p < w->P; p++)
+    for (int p = w->first; p < w->last; p++)
         if (atomic_load_explicit(&shm_coll_member(rt.shm, w->slot, p)->flag, memory_order_acquire) < w->epoch)
             return false;
     return true;
 }
 
-void coll_stage_publish(struct coll_args *a)
+static void wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
-    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
-    int slot = a->g->shm_slot;
-    atomic_store_explicit(&shm_coll_member(rt.shm, slot, a->rank)->flag, s->epoch, memory_order_release);
-    coll_ring_members(a->g);
-    struct flags_wait w = {slot, a->size, s->epoch};
+    struct flags_wait w = {a->g->shm_slot, first, last, epoch};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
+}
+
+char *coll_stage_begin(struct coll_args *a)
+{
+    struct staging *s = staging_of(a);
+    if (s == NULL)
+        return NULL; /* every rank's partition has room for this at once, or none has */
+    uint64_t e = ++s->epoch;
+    /* The half about to be rewritten is call e-2's: every member has started call e-1 once its
+       flag says e-1, so it has read all it wanted of call e-2. The all-to-all operations waited
+       for that in call e-1 already; the rooted ones, whose non-roots leave without waiting, wait
+       here. */
+    if (s->seen + 1 < e) {
+        wait_flags(a, 0, a->size, e - 1);
+        s->seen = e - 1;
+    }
+    return s->area + (e % 2) * half_bytes(a);
+}
+
+void coll_stage_post(struct coll_args *a)
+{
+    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    atomic_store_explicit(&shm_coll_member(rt.shm, a->g->shm_slot, a->rank)->flag, s->epoch, memory_order_release);
+    coll_ring_members(a->g);
+}
+
+void coll_stage_wait(struct coll_args *a, int p)
+{
+    const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    wait_flags(a, p, p + 1, s->epoch);
+}
+
+void coll_stage_wait_all(struct coll_args *a)
+{
+    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    wait_flags(a, 0, a->size, s->epoch);
+    s->seen = s->epoch;
+}
+
+void coll_stage_publish(struct coll_args *a)
+{
+    coll_stage_post(a);
+    coll_stage_wait_all(a);
 }
 
 const char *coll_stage_half(const struct coll_args *a, int p)

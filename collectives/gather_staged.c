@@ -1,0 +1,48 @@
+/*
+ * gather shm and scatter shm — small blocks through the staging areas (collectives/staging.c),
+ * no barrier. gather: every rank stages its block and posts; the non-roots leave at once, the
+ * root waits for all and copies the blocks out. scatter: the root stages the P blocks and posts
+ * (and leaves); every other rank waits for the root's post and copies its block out.
+ * Needs the shared heap, a collective slot and blocks of at most SHM_STAGE_BLOCK bytes.
+ * Cost: 2 copies per block, one flag store per rank, the readers' flag loads.
+ */
+#include "collectives/algs.h"
+
+bool gather_staged_ok(const struct coll_args *a) { return coll_stage_ok(a) && a->block <= SHM_STAGE_BLOCK; }
+
+int gather_staged(struct coll_args *a)
+{
+    char *mine = coll_stage_begin(a);
+    if (mine == NULL)
+        return HINT_ERR_NOMEM;
+    if (a->rank != a->root) {
+        memcpy(mine, a->sbuf, a->block);
+        coll_stage_post(a);
+        return HINT_SUCCESS;
+    }
+    coll_stage_post(a);
+    copy_bytes(a->rbuf + (size_t)a->root * a->block, a->sbuf, a->block); /* in place: the same bytes */
+    coll_stage_wait_all(a);
+    for (int p = 0; p < a->size; p++)
+        if (p != a->root)
+            memcpy(a->rbuf + (size_t)p * a->block, coll_stage_half(a, p), a->block);
+    return HINT_SUCCESS;
+}
+
+int scatter_staged(struct coll_args *a)
+{
+    char *mine = coll_stage_begin(a);
+    if (mine == NULL)
+        return HINT_ERR_NOMEM;
+    if (a->rank == a->root)
+        for (int p = 0; p < a->size; p++)
+            memcpy(mine + (size_t)p * SHM_STAGE_BLOCK, a->sbuf + (size_t)p * a->block, a->block);
+    coll_stage_post(a);
+    if (a->rank == a->root) {
+        copy_bytes(a->rbuf, a->sbuf + (size_t)a->root * a->block, a->block);
+        return HINT_SUCCESS;
+    }
+    coll_stage_wait(a, a->root);
+    memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * SHM_STAGE_BLOCK, a->block);
+    return HINT_SUCCESS;
+}

@@ -1,0 +1,35 @@
+/*
+ * reduce heap — large messages over the shared heap: every rank publishes its input, the root
+ * its output, a barrier; rank i combines segment i of every input (rank order, as allreduce heap)
+ * straight into the root's output; a barrier. The root's output is written by all ranks at once,
+ * each in its own segment. Off the heap: binomial (after a barrier, coll_heap_fallback).
+ * Cost: 2 barriers; per rank n/P * (P reads + 1 write); no copy at the root.
+ */
+#include <stdint.h>
+
+#include "collectives/algs.h"
+#include "runtime/heap.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+bool reduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
+
+int reduce_heap(struct coll_args *a)
+{
+    int slot = a->g->shm_slot, P = a->size;
+    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank), *root = shm_coll_member(rt.shm, slot, a->root);
+    me->soff = coll_heap_span(a->sbuf, a->block);
+    me->roff = a->rank == a->root ? coll_heap_span(a->rbuf, a->block) : 0;
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    bool on_heap = root->roff != UINT64_MAX;
+    for (int p = 0; p < P; p++)
+        on_heap = on_heap && shm_coll_member(rt.shm, slot, p)->soff != UINT64_MAX;
+    if (!on_heap)
+        return coll_heap_fallback(a, "binomial", reduce_binomial);
+    size_t q = a->count / (size_t)P, r = a->count % (size_t)P, k = (size_t)a->rank;
+    size_t first = k * q + (k < r ? k : r), n = q + (k < r);
+    coll_heap_reduce(a, first * a->esize, n, (char *)heap_at(root->roff) + first * a->esize);
+    return barrier_shm(a);
+}

@@ -1,0 +1,27 @@
+/*
+ * reduce_scatter_block heap — over the shared heap: every rank publishes its input, a barrier,
+ * rank i combines block i of every input straight into its output (rank order, through a local
+ * chunk), a barrier so nobody changes an input another still reads. Off the heap: ring (after a
+ * barrier, coll_heap_fallback). Cost: 2 barriers; per rank P block reads + 1 block write.
+ */
+#include <stdint.h>
+
+#include "collectives/algs.h"
+#include "runtime/runtime.h"
+#include "transport/shm/shm.h"
+
+bool reduce_scatter_block_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
+
+int reduce_scatter_block_heap(struct coll_args *a)
+{
+    int slot = a->g->shm_slot;
+    shm_coll_member(rt.shm, slot, a->rank)->soff = coll_heap_span(a->sbuf, a->block * (size_t)a->size);
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    for (int p = 0; p < a->size; p++)
+        if (shm_coll_member(rt.shm, slot, p)->soff == UINT64_MAX)
+            return coll_heap_fallback(a, "ring", reduce_scatter_block_ring);
+    coll_heap_reduce(a, (size_t)a->rank * a->block, a->count, a->rbuf);
+    return barrier_shm(a);
+}

@@ -1,0 +1,23 @@
+/*
+ * reduce_scatter_block shm — small blocks: every rank stages its P blocks (collectives/
+ * staging.c), posts and waits for every rank's; rank i combines block i of every staged input
+ * in rank order. Needs the shared heap, a collective slot and blocks of at most SHM_STAGE_BLOCK.
+ * Cost: P blocks copied in, one block's P-1 combines per rank, one synchronisation.
+ */
+#include "collectives/algs.h"
+
+bool reduce_scatter_block_staged_ok(const struct coll_args *a)
+{
+    return coll_stage_ok(a) && a->block <= SHM_STAGE_BLOCK;
+}
+
+int reduce_scatter_block_staged(struct coll_args *a)
+{
+    char *mine = coll_stage_begin(a);
+    if (mine == NULL)
+        return HINT_ERR_NOMEM;
+    memcpy(mine, a->sbuf, a->block * (size_t)a->size);
+    coll_stage_publish(a);
+    coll_stage_reduce(a, (size_t)a->rank * a->block, a->count, a->rbuf);
+    return HINT_SUCCESS;
+}
