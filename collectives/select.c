@@ -188,7 +188,31 @@ static int choose_allreduce(const struct coll_args *a)
         return by_name(allreduce_algs, NALGS(allreduce_algs), "heap");
     return a->block <= 16384 || a->count < (size_t)a->size ? 0 : 2;
 }
-static int choose_gather(const struct coll_args *a) { return a->size <= 8 || a->block >= 65536 ? 0 : 1; }
+/* Measured (hint-bench OP --algorithm NAME, docs/BENCHMARKS.md): at P=2 the staging areas win
+   small blocks (reduce 8 B: 0.30 us against 0.41 binomial; gather 0.26 against 0.37 linear;
+   scatter 0.29 against 0.38) and the shared heap the rest (reduce 1 MiB: 35 us against 171;
+   gather 82 against 141; scatter 4 KiB-256 KiB: 0.7-5.6 against 0.75-6.2). Oversubscribed (P=8)
+   the staged ones cost a wait for every rank per call (6.8 us against 2.0 binomial), so the
+   message-based ones keep small messages and the heap takes large ones (reduce 32 KiB: 13 us
+   against 18; gather 256 KiB: 71 against 169; scatter 32 KiB: 9.9 against 15.5). */
+static int rooted(const struct coll_alg *algs, int n, const struct coll_args *a, size_t heap_from, int small)
+{
+    int shm = by_name(algs, n, "shm"), heap = by_name(algs, n, "heap");
+    if (a->size <= 2 && algs[shm].applicable(a))
+        return shm;
+    if (algs[heap].applicable(a) && (a->size <= 2 || a->block >= heap_from))
+        return heap;
+    return small;
+}
+static int choose_reduce(const struct coll_args *a) { return rooted(reduce_algs, NALGS(reduce_algs), a, 32768, 0); }
+static int choose_gather(const struct coll_args *a)
+{
+    return rooted(gather_algs, NALGS(gather_algs), a, 131072, a->size <= 8 || a->block >= 65536 ? 0 : 1);
+}
+static int choose_scatter(const struct coll_args *a)
+{
+    return rooted(scatter_algs, NALGS(scatter_algs), a, 32768, a->size <= 8 || a->block >= 65536 ? 0 : 1);
+}
 /* Measured (hint-bench allgather --algorithm NAME): Morton over the shared heap wins at every size
    at P=2 (0.60 us at 8 B against 0.65-0.75; 3.5 us at 64 KiB against 12.5-18) and from 8 KiB at
    P=8 (78 us at 64 KiB against 124-333; 1.8 ms at 1 MiB against 2.5-6.7), where its two barriers
@@ -222,17 +246,26 @@ static int choose_alltoall(const struct coll_args *a)
         return 1;
     return a->block * (size_t)a->size <= (1u << 20) ? 2 : 0;
 }
-static int choose_rsb(const struct coll_args *a) { return a->block <= 2048 ? 0 : 1; }
+/* Measured: staged up to 1 KiB blocks (P=2 8 B: 0.37 us against 0.68 ring; P=8: 4.7 against
+   16), the shared heap beyond (P=2 1 MiB: 115 us against 439; P=8: 2.7 ms against 10.2). */
+static int choose_rsb(const struct coll_args *a)
+{
+    if (reduce_scatter_block_staged_ok(a))
+        return by_name(rsb_algs, NALGS(rsb_algs), "shm");
+    if (reduce_scatter_block_heap_ok(a))
+        return by_name(rsb_algs, NALGS(rsb_algs), "heap");
+    return a->block <= 2048 ? 0 : 1;
+}
 
 #define TABLE(id, opname, algs, choose) [id] = {opname, algs, NALGS(algs), choose}
 const struct coll_table coll_tables[COLL_NOPS] = {
     TABLE(COLL_BARRIER, "barrier", barrier_algs, choose_barrier),
     TABLE(COLL_BCAST, "bcast", bcast_algs, choose_bcast),
-    TABLE(COLL_REDUCE, "reduce", reduce_algs, choose_first),
+    TABLE(COLL_REDUCE, "reduce", reduce_algs, choose_reduce),
     TABLE(COLL_ALLREDUCE, "allreduce", allreduce_algs, choose_allreduce),
     TABLE(COLL_GATHER, "gather", gather_algs, choose_gather),
     TABLE(COLL_GATHERV, "gatherv", gatherv_algs, choose_first),
-    TABLE(COLL_SCATTER, "scatter", scatter_algs, choose_gather),
+    TABLE(COLL_SCATTER, "scatter", scatter_algs, choose_scatter),
     TABLE(COLL_SCATTERV, "scatterv", scatterv_algs, choose_first),
     TABLE(COLL_ALLGATHER, "allgather", allgather_algs, choose_allgather),
     TABLE(COLL_ALLGATHERV, "allgatherv", allgatherv_algs, choose_allgatherv),

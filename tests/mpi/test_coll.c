@@ -244,3 +244,20 @@ ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
                   total_direct, c->packed ? " under HINT_COLL_TYPED=0" : "");
     free(res.output);
 }
+
+/* The staging areas under interleaved rooted and all-to-all operations (tests/mpi/staged_mix.c). */
+ParameterizedTestParameters(coll, staged_interleavings)
+{
+    static int ps[] = {1, 2, 3, 5, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, staged_interleavings, .timeout = 300)
+{
+    const char *argv[] = {job_build_path("tests/mpi/staged_mix"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
+    cr_expect(strstr(res.output, "ok staged_mix") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
+    free(res.output);
+}
