@@ -1,11 +1,11 @@
 /*
  * collectives/staging.c — per-rank staging areas on the shared heap for the small-message
  * algorithms that need one synchronisation per call (alltoall, allgather and allreduce shm):
- * each rank copies its data into its own area (half e % 2 for call e), publishes e in its flag,
- * waits for the flags of the ranks it reads (all of them, or for the rooted operations the
- * root's or none) and reads what it needs out of their areas. No barrier: a half is rewritten
- * two calls later, once every member has set its flag for the call in between, i.e. has
- * finished reading it (coll_stage_begin waits for that when the last call did not). For the same reason an area outlives its group: a slow peer may
+ * each rank copies its data into its own area (area e % STAGE_AREAS for call e), publishes e in
+ * its flag, waits for the flags of the ranks it reads (all of them, or for the rooted operations
+ * the root's or none) and reads what it needs out of their areas. No barrier: an area is
+ * rewritten STAGE_AREAS calls later, once every member has set its flag for a later call, i.e.
+ * has finished reading it (coll_stage_begin waits for that when the rank ran ahead). For the same reason an area outlives its group: a slow peer may
  * still read the last call's data after this rank freed the group, so freed areas wait for
  * hint_finalize, which runs after a fence. The area and its epochs belong to the group, so the
  * operations using it may interleave in any order all ranks agree on.
@@ -18,8 +18,12 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
+/* Areas per rank: call e uses area e % STAGE_AREAS, so a rank whose call does not wait for the
+   others (the non-roots of reduce and gather, the root of scatter) can run that many calls ahead. */
+#define STAGE_AREAS 8
+
 struct staging {
-    char *area;             /* 2 halves of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
+    char *area;             /* STAGE_AREAS areas of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
     struct staging *next;   /* on the retired list once its group is freed */
@@ -60,7 +64,7 @@ static struct staging *staging_of(struct coll_args *a)
         struct staging *s = calloc(1, sizeof *s);
         if (s == NULL)
             return NULL;
-        s->area = heap_alloc(2 * (size_t)a->size * SHM_STAGE_BLOCK, 64, false);
+        s->area = heap_alloc(STAGE_AREAS * (size_t)a->size * SHM_STAGE_BLOCK, 64, false);
         if (s->area == NULL) {
             free(s);
             return NULL;
@@ -101,15 +105,15 @@ char *coll_stage_begin(struct coll_args *a)
     if (s == NULL)
         return NULL; /* every rank's partition has room for this at once, or none has */
     uint64_t e = ++s->epoch;
-    /* The half about to be rewritten is call e-2's: every member has started call e-1 once its
-       flag says e-1, so it has read all it wanted of call e-2. The all-to-all operations waited
-       for that in call e-1 already; the rooted ones, whose non-roots leave without waiting, wait
-       here. */
-    if (s->seen + 1 < e) {
-        wait_flags(a, 0, a->size, e - 1);
-        s->seen = e - 1;
+    /* The area about to be rewritten is call e-AREAS's: every member has started the call after
+       it once its flag says e-AREAS+1, so it has read all it wanted of it. The all-to-all
+       operations waited for more in the last call already; the rooted ones, whose non-roots (or
+       root) leave without waiting, wait here when they run that far ahead. */
+    if (s->seen + (STAGE_AREAS - 1) < e) {
+        wait_flags(a, 0, a->size, e - (STAGE_AREAS - 1));
+        s->seen = e - (STAGE_AREAS - 1);
     }
-    return s->area + (e % 2) * half_bytes(a);
+    return s->area + (e % STAGE_AREAS) * half_bytes(a);
 }
 
 void coll_stage_post(struct coll_args *a)
@@ -142,5 +146,5 @@ const char *coll_stage_half(const struct coll_args *a, int p)
 {
     const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
     return (const char *)heap_at(shm_coll_member(rt.shm, a->g->shm_slot, p)->stage_off) +
-           (s->epoch % 2) * half_bytes(a);
+           (s->epoch % STAGE_AREAS) * half_bytes(a);
 }

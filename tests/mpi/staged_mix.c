@@ -2,8 +2,9 @@
  * tests/mpi/staged_mix.c — the staging areas under every interleaving the operations allow:
  * rooted operations whose non-roots (reduce, gather) or root (scatter) leave without waiting,
  * mixed with the all-to-all ones (alltoall, allgather, allreduce, reduce_scatter_block), with
- * the root moving every call, 400 rounds, each result checked. A half rewritten before its
- * readers are done shows up as a wrong value. Run under hintrun.
+ * the root moving every call, 400 rounds, then long runs of one rooted operation so that the
+ * ranks that do not wait run ahead; each result checked. An area rewritten before its readers
+ * are done shows up as a wrong value. Run under hintrun.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,36 @@ static void one_round(int k, long *s, long *r)
         RC_FAIL("round %d allreduce: %ld, expected %ld", k, sum, want);
 }
 
+/* Long runs of one rooted operation with a fixed root: the ranks that do not wait run as far
+   ahead as the staging areas let them, and the root reads each call's data late. */
+static void run_ahead(long *s, long *r)
+{
+    int me = rc_rank;
+    for (int k = 0; k < 300; k++) {
+        long x = val(me, 0, k), sum = 0, want = 0;
+        for (int p = 0; p < P; p++)
+            want += val(p, 0, k);
+        RC_OK(hint_reduce(&x, &sum, 1, HINT_LONG, HINT_SUM, 0, HINT_WORLD));
+        if (me == 0 && sum != want)
+            RC_FAIL("run-ahead reduce %d: %ld, expected %ld", k, sum, want);
+    }
+    for (int k = 0; k < 300; k++) {
+        long x = val(me, 1, k);
+        RC_OK(hint_gather(&x, 1, HINT_LONG, r, 1, HINT_LONG, 0, HINT_WORLD));
+        for (int p = 0; me == 0 && p < P; p++)
+            if (r[p] != val(p, 1, k))
+                RC_FAIL("run-ahead gather %d: block %d is %ld", k, p, r[p]);
+    }
+    for (int k = 0; k < 300; k++) {
+        for (int p = 0; p < P; p++)
+            s[p] = val(0, p, k);
+        long y = -1;
+        RC_OK(hint_scatter(s, 1, HINT_LONG, &y, 1, HINT_LONG, 0, HINT_WORLD));
+        if (y != val(0, me, k))
+            RC_FAIL("run-ahead scatter %d: %ld", k, y);
+    }
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -81,6 +112,7 @@ int main(int argc, char **argv)
     force_shm();
     for (int k = 0; k < 400; k++)
         one_round(k, s, r);
+    run_ahead(s, r);
     free(s);
     free(r);
     RC_OK(hint_finalize());
