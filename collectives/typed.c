@@ -1,12 +1,12 @@
 /*
- * collectives/typed.c — blocks of derived datatypes in alltoall, allgather and bcast. api.c hands a
- * call whose send or receive type is derived (and the v variants, when the derived extents are
- * positive) to selection as it is, with the user's buffers and their layouts (struct coll_layout), so every rank picks the same algorithm whatever types it
- * passed. An algorithm marked `typed` then copies straight from and to the layouts: the staged
- * ones pack into and unpack from their staging areas with the rank's own type, the copy-order
- * ones walk both peers' flattened pieces over the shared heap, bcast shm packs into and
- * unpacks from its shared chunks. Any other algorithm runs on
- * packed scratch copies (coll_run_packed): one extra copy on each derived side.
+ * collectives/typed.c — derived datatypes in alltoall(v), allgather(v) and bcast. api.c hands a
+ * call whose send or receive type is derived (the v variants: when its extent is positive) to
+ * selection as it is, with the user's buffers and their layouts (struct coll_layout), so every
+ * rank picks the same algorithm whatever types it passed. An algorithm marked `typed` copies
+ * straight from and to the layouts: the staged ones and bcast shm pack into and unpack from
+ * their shared areas with the rank's own type, the copy orders walk both peers' flattened
+ * pieces over the shared heap, bcast heap unpacks straight out of the root's buffer. Any other
+ * algorithm runs on packed scratch copies (coll_run_packed): one extra copy on each derived side.
  */
 #include <stdlib.h>
 
