@@ -288,6 +288,19 @@ static void copy_block(const struct shm_coll_member *ms, const struct shm_coll_m
     dt_copy_flat(src, &fs, dst, &fd, n);
 }
 
+/* The block size the copy threshold is kept for: the v variants have no one block (their
+   a->block is 0, which would make every size share one threshold), so their largest here. */
+static size_t threshold_block(const struct coll_args *a, enum shape sh)
+{
+    if (sh == ALLTOALL || sh == ALLGATHER)
+        return a->block;
+    size_t most = 1;
+    for (int p = 0; p < a->size; p++)
+        if (a->rcounts[p] > most)
+            most = a->rcounts[p];
+    return most;
+}
+
 /* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
    kind < 0: the NUMA-aware Morton schedule. */
 static int order_copy(struct coll_args *a, int kind, enum shape sh)
@@ -313,7 +326,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
             return fallback(a, sh); /* every rank sees the same offsets: all fall back */
     }
     int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
-    struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, b, P) : NULL;
+    struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, threshold_block(a, sh), P) : NULL;
     size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->T;
     double t0 = th ? hint_wtime() : 0;
     for (int i = 0; i < P; i++) {
