@@ -51,6 +51,25 @@ static void chunk_in(const struct coll_args *a, size_t off, size_t n, const void
         dt_unpack_range_rep(chunk, n, off, a->rbuf, a->rl.count, a->rl.type, &done, DT_REP_AUTO);
 }
 
+/* Root: whether chunk c may go into its cell, i.e. every reader has read chunk c - CELLS.
+   Asking the cell of the newest chunk first frees up to CELLS chunks at once, so a root whose
+   readers keep up reads a control line written by them once per CELLS chunks, not every call. */
+static void wait_cell_free(struct shm_coll_slot *slot, hint_group g, uint64_t c, uint64_t readers)
+{
+    if (c < g->bc_free)
+        return;
+    if (c > 0) {
+        uint64_t last = c - 1;
+        if (atomic_load_explicit(&slot->bc[last % SHM_BCAST_CELLS].done, memory_order_acquire) >=
+            (last / SHM_BCAST_CELLS + 1) * readers) {
+            g->bc_free = last + SHM_BCAST_CELLS + 1; /* chunk `last` read: all before it too */
+            return;
+        }
+    }
+    wait_counter(&slot->bc[c % SHM_BCAST_CELLS].done, (c / SHM_BCAST_CELLS) * readers);
+    g->bc_free = c + 1;
+}
+
 int bcast_shm(struct coll_args *a)
 {
     struct shm_coll_slot *slot = shm_coll_slot(rt.shm, a->g->shm_slot);
@@ -61,14 +80,15 @@ int bcast_shm(struct coll_args *a)
         uint64_t c = a->g->bc_chunks++;
         int b = (int)(c % SHM_BCAST_CELLS);
         struct shm_bcast_ctl *ctl = &slot->bc[b];
+        char *cell = n <= SHM_BCAST_INLINE ? ctl->inline_data : slot->data[b];
         if (a->rank == a->root) {
-            wait_counter(&ctl->done, (c / SHM_BCAST_CELLS) * readers); /* everyone read its previous chunk */
-            chunk_out(a, off, n, slot->data[b]);
+            wait_cell_free(slot, a->g, c, readers);
+            chunk_out(a, off, n, cell);
             atomic_store_explicit(&ctl->seq, c + 1, memory_order_release);
             coll_ring_members(a->g);
         } else {
             wait_counter(&ctl->seq, c + 1);
-            chunk_in(a, off, n, slot->data[b]);
+            chunk_in(a, off, n, cell);
             atomic_fetch_add_explicit(&ctl->done, 1, memory_order_acq_rel);
             shm_wake(rt.shm, root_world);
         }

@@ -38,6 +38,8 @@ struct hint_group_s {
     uint32_t coll_seq;     /* collective calls made on this group (gives each its tag) */
     uint64_t bar_epoch;    /* shm barrier: barriers done */
     uint64_t bc_chunks;    /* shm bcast: chunks moved */
+    uint64_t bc_free;      /* shm bcast: chunks below this number may be written (all earlier
+                              uses of their cells were read) */
     void *cache[GRP_CACHE_NSLOTS];
     void (*cache_free[GRP_CACHE_NSLOTS])(void *);
 };

@@ -99,11 +99,13 @@ static_assert(sizeof(struct shm_cell) == SHM_CACHE_LINE, "cell header is one lin
 #define SHM_BCAST_CELLS 16        /* bcast: cells in the ring, so the root can be 16 chunks ahead */
 
 /* bcast: a cell's chunk number + 1 (written by the root) and how many reads of it finished
-   (every non-root adds 1 per chunk), on the cell's own line. */
+   (every non-root adds 1 per chunk), on the cell's own line, with room for a chunk of up to
+   SHM_BCAST_INLINE bytes so that a small message travels in the same line as its number. */
+#define SHM_BCAST_INLINE (SHM_CACHE_LINE - 16)
 struct shm_bcast_ctl {
     _Atomic uint64_t seq;
     _Atomic uint64_t done;
-    char pad[SHM_CACHE_LINE - 16];
+    char inline_data[SHM_BCAST_INLINE];
 };
 
 struct shm_coll_slot {
