@@ -49,8 +49,6 @@ int allreduce_staged(struct coll_args *a);
    every rank whatever the op. The heap one goes through a local chunk, so dst may be an input. */
 void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst);
 void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst);
-/* Heap offset of [p, p + bytes), UINT64_MAX when any of it is off the shared heap. */
-uint64_t coll_heap_span(const void *p, size_t bytes);
 /* A shared-heap algorithm that found a buffer off the heap: a barrier (so no rank publishes again
    before all have read), then the message-based `run`, recorded as `name`. */
 int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));

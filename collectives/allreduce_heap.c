@@ -19,25 +19,6 @@
 
 bool allreduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
-uint64_t coll_heap_span(const void *p, size_t bytes)
-{
-    if (bytes == 0)
-        return 0;
-    uint64_t lo = heap_offset(p), hi = heap_offset((const char *)p + bytes - 1);
-    return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
-}
-
-int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *))
-{
-    /* a fallback whose ranks may finish without hearing from all would let a fast one publish
-       its next offsets before a slow one has read these */
-    int st = barrier_shm(a);
-    if (st != HINT_SUCCESS)
-        return st;
-    coll_record(a->op_id, name);
-    return run(a);
-}
-
 /* Elements [*first, *first + *n) of segment i: count split as evenly as P allows. */
 static void segment(const struct coll_args *a, int i, size_t *first, size_t *n)
 {
@@ -64,8 +45,8 @@ int allreduce_heap(struct coll_args *a)
 {
     int slot = a->g->shm_slot, P = a->size;
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
-    me->soff = coll_heap_span(a->sbuf, a->block);
-    me->roff = coll_heap_span(a->rbuf, a->block);
+    me->soff = heap_span(a->sbuf, a->block);
+    me->roff = heap_span(a->rbuf, a->block);
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;

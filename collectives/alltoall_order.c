@@ -150,14 +150,6 @@ static void adapt(struct thresh *t, double took)
     }
 }
 
-static uint64_t offset_of(const void *p, size_t bytes)
-{
-    if (bytes == 0)
-        return 0;
-    uint64_t a = heap_offset(p), b = heap_offset((const char *)p + bytes - 1);
-    return a == UINT64_MAX || b == UINT64_MAX ? UINT64_MAX : a;
-}
-
 /* Extent of a v buffer: the end of its furthest block. */
 static size_t v_extent(const size_t *counts, const size_t *displs, int P)
 {
@@ -176,17 +168,17 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
 {
     *out = (struct shm_coll_layout){0};
     if (l->type == NULL)
-        return offset_of(buf, block * nblocks);
+        return heap_span(buf, block * nblocks);
     size_t n;
     ptrdiff_t lo, hi;
     const struct dt_iov *iov = dt_iov(l->type, &n);
     if (iov == NULL || dt_span(l->type, l->count * nblocks, &lo, &hi) != HINT_SUCCESS)
         return UINT64_MAX;
-    uint64_t at = offset_of(iov, n * sizeof *iov);
+    uint64_t at = heap_span(iov, n * sizeof *iov);
     if (at == UINT64_MAX)
         return UINT64_MAX;
     *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
-    return offset_of(buf + lo, (size_t)(hi - lo));
+    return heap_span(buf + lo, (size_t)(hi - lo));
 }
 
 /* The same for a v side: nb blocks of counts[p] data bytes at byte offsets displs[p]. */
@@ -195,10 +187,10 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
 {
     *out = (struct shm_coll_layout){0};
     if (l->type == NULL)
-        return offset_of(buf, v_extent(counts, displs, nb));
+        return heap_span(buf, v_extent(counts, displs, nb));
     size_t n, es = dt_size(l->type);
     const struct dt_iov *iov = dt_iov(l->type, &n);
-    uint64_t at = iov ? offset_of(iov, n * sizeof *iov) : UINT64_MAX;
+    uint64_t at = iov ? heap_span(iov, n * sizeof *iov) : UINT64_MAX;
     ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
     if (at == UINT64_MAX)
         return UINT64_MAX;
@@ -213,7 +205,7 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     if (lo == PTRDIFF_MAX)
         return 0; /* nothing of this side is touched */
     *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
-    return offset_of(buf + lo, (size_t)(hi - lo));
+    return heap_span(buf + lo, (size_t)(hi - lo));
 }
 
 /* Bytes from a published side's buffer address to its block i (not for the v variants). */

@@ -5,7 +5,8 @@
  * One copy per receiver, all in parallel, against bcast shm's copy into and out of the shared
  * chunks. When the root's buffer is off the heap, or derived (its pieces are not published),
  * every rank sees it in the published offset and the call runs bcast shm instead, after a second
- * barrier: a fallback whose root never waits must not let it publish again before all have read.
+ * barrier (coll_heap_fallback): its root never waits, so it must not publish again before all
+ * have read.
  * Cost: 2 barriers + n/bandwidth per receiver.
  */
 #include <stdint.h>
@@ -18,13 +19,11 @@
 
 bool bcast_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
-/* The root's buffer as a heap offset; UINT64_MAX sends everyone to bcast shm. */
+/* The root's buffer as a heap offset; UINT64_MAX (derived, or off the heap) sends everyone to
+   bcast shm. */
 static uint64_t root_offset(const struct coll_args *a)
 {
-    if (a->rl.type != NULL)
-        return UINT64_MAX;
-    uint64_t lo = heap_offset(a->rbuf), hi = heap_offset(a->rbuf + a->block - 1);
-    return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
+    return a->rl.type != NULL ? UINT64_MAX : heap_span(a->rbuf, a->block);
 }
 
 /* The message from the root's bytes into this rank's buffer, in its own layout. */
@@ -46,14 +45,8 @@ int bcast_heap(struct coll_args *a)
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;
-    if (root->soff == UINT64_MAX) {
-        /* bcast shm lets the root finish without waiting for anyone, and its next collective
-           would publish over soff while a slow rank may not have read it yet */
-        if ((st = barrier_shm(a)) != HINT_SUCCESS)
-            return st;
-        coll_record(a->op_id, "shm");
-        return bcast_shm(a);
-    }
+    if (root->soff == UINT64_MAX)
+        return coll_heap_fallback(a, "shm", bcast_shm); /* its root finishes without waiting */
     if (a->rank != a->root)
         copy_in(a, heap_at(root->soff));
     if (coll_has_layout(a))

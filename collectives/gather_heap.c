@@ -19,7 +19,7 @@ static int rooted_copy(struct coll_args *a, bool gather)
     struct shm_coll_member *root = shm_coll_member(rt.shm, a->g->shm_slot, a->root);
     size_t all = a->block * (size_t)a->size;
     if (a->rank == a->root)
-        root->roff = coll_heap_span(gather ? a->rbuf : a->sbuf, all);
+        root->roff = heap_span(gather ? a->rbuf : a->sbuf, all);
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;

@@ -18,8 +18,8 @@ int reduce_heap(struct coll_args *a)
 {
     int slot = a->g->shm_slot, P = a->size;
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank), *root = shm_coll_member(rt.shm, slot, a->root);
-    me->soff = coll_heap_span(a->sbuf, a->block);
-    me->roff = a->rank == a->root ? coll_heap_span(a->rbuf, a->block) : 0;
+    me->soff = heap_span(a->sbuf, a->block);
+    me->roff = a->rank == a->root ? heap_span(a->rbuf, a->block) : 0;
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "runtime/heap.h"
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
@@ -15,7 +16,7 @@ bool reduce_scatter_block_heap_ok(const struct coll_args *a) { return coll_stage
 int reduce_scatter_block_heap(struct coll_args *a)
 {
     int slot = a->g->shm_slot;
-    shm_coll_member(rt.shm, slot, a->rank)->soff = coll_heap_span(a->sbuf, a->block * (size_t)a->size);
+    shm_coll_member(rt.shm, slot, a->rank)->soff = heap_span(a->sbuf, a->block * (size_t)a->size);
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;

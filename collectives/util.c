@@ -1,10 +1,11 @@
 /*
- * collectives/util.c — point-to-point on a group's collective context (ctx + 1) with the call's
- * own tag, so collective traffic never meets the user's messages or another call's.
+ * collectives/util.c — helpers for algorithms: point-to-point on a group's collective context
+ * (ctx + 1) with the call's own tag, so collective traffic never meets the user's messages or
+ * another call's; scratch buffers; the shared-heap algorithms' way to their fallback.
  */
 #include <stdlib.h>
 
-#include "collectives/coll.h"
+#include "collectives/algs.h"
 #include "runtime/p2p.h"
 
 int coll_isend(const void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r)
@@ -63,4 +64,15 @@ int coll_scratch(size_t n, void **p)
         return HINT_SUCCESS;
     *p = malloc(n);
     return *p ? HINT_SUCCESS : HINT_ERR_NOMEM;
+}
+
+int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *))
+{
+    /* a fallback whose ranks may finish without hearing from all would let a fast one publish
+       its next offsets before a slow one has read these */
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    coll_record(a->op_id, name);
+    return run(a);
 }

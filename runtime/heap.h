@@ -48,6 +48,16 @@ static inline uint64_t heap_offset(const void *p)
 
 static inline void *heap_at(uint64_t offset) { return heap.base + offset; }
 
+/* The heap offset of [p, p + bytes) when all of it lies on the heap (0 for no bytes), else
+   UINT64_MAX: what the shared-heap collectives publish for a buffer. */
+static inline uint64_t heap_span(const void *p, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    uint64_t lo = heap_offset(p), hi = heap_offset((const char *)p + bytes - 1);
+    return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
+}
+
 /* Allocation in the partition (NULL when full or inactive); used by malloc.c and hint_malloc. */
 void *heap_alloc(size_t size, size_t align, bool zero);
 void *heap_realloc(void *p, size_t size);
