@@ -1,10 +1,11 @@
 /*
  * datatype/copy.c — typed-to-typed copy in one address space: what a send to self, the local
  * block of an alltoall or a single copy over the shared heap needs, without packing the whole
- * message first. A contiguous side is packed into or unpacked from directly; two derived sides
- * go through a small bounce buffer, slice by slice (the range calls resume at any byte).
- * dt_copy_flat does the same between two layouts given by their pieces alone, which is all a
- * rank knows of a peer's datatype over the shared heap.
+ * message first. dt_copy_flat walks two layouts given by their pieces alone (which is all a rank
+ * knows of a peer's datatype over the shared heap), whole elements in tight loops; dt_copy_typed
+ * uses it whenever both types can be listed, and otherwise packs into or unpacks from a
+ * contiguous side directly, or goes slice by slice through a small bounce buffer (the range
+ * calls resume at any byte).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -18,6 +19,16 @@
 static bool dt_sig_clash(hint_type a, hint_type b)
 {
     return a->sig >= 0 && b->sig >= 0 && a->sig != b->sig && a->sig != DT_BYTE && b->sig != DT_BYTE;
+}
+
+/* t as pieces for dt_copy_flat: contiguous bytes, or its flattened list when it has one. */
+static bool flat_view(hint_type t, struct dt_flat *f)
+{
+    *f = (struct dt_flat){.extent = t->extent};
+    if (t->contig)
+        return true;
+    f->iov = dt_iov(t, &f->niov);
+    return f->iov != NULL;
 }
 
 int dt_copy_typed(const void *src, size_t scount, hint_type st, void *dst, size_t rcount, hint_type rt,
@@ -38,6 +49,14 @@ int dt_copy_typed(const void *src, size_t scount, hint_type st, void *dst, size_
         return HINT_ERR_TRUNCATE;
     if (n == 0)
         return HINT_SUCCESS;
+    struct dt_flat fs, fd;
+    if (flat_view(st, &fs) && flat_view(rt, &fd)) {
+        /* piece against piece, the tight loops of dt_copy_flat; the range calls below only
+           for a type too irregular to list */
+        dt_copy_flat(src, &fs, dst, &fd, n);
+        *bytes = n;
+        return HINT_SUCCESS;
+    }
     if (st->contig)
         s = dt_unpack_range_rep(src, n, 0, dst, rcount, rt, &done, DT_REP_AUTO);
     else if (rt->contig)

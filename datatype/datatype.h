@@ -72,8 +72,9 @@ void dt_retain(hint_type t);
 void dt_release(hint_type t);
 
 /* Copies scount elements of st at src into rcount elements of rt at dst (same process or a
-   peer buffer mapped over the shared heap), without packing the whole message: a contiguous side
-   is packed into or unpacked from directly, two derived sides go through an 8 KiB bounce buffer.
+   peer buffer mapped over the shared heap), without packing the whole message: piece against
+   piece (dt_copy_flat) when both types can be listed, else a contiguous side is packed into or
+   unpacked from directly and two derived sides go through an 8 KiB bounce buffer.
    *bytes = scount * size(st). HINT_ERR_TRUNCATE when it exceeds rcount * size(rt) (nothing is
    copied); HINT_ERR_TYPE when both sides are of one predefined kind each and the kinds differ
    (byte excepted). */
