@@ -19,25 +19,23 @@
 int barrier_dissemination(struct coll_args *a);
 int barrier_shm(struct coll_args *a);
 bool coll_shm_ok(const struct coll_args *a);
+/* ... and the shared heap is on: the staged and `heap` algorithms can run. */
+bool coll_heap_ok(const struct coll_args *a);
 void coll_ring_members(hint_group g);
 int bcast_binomial(struct coll_args *a);
 int bcast_shm(struct coll_args *a);
-bool bcast_heap_ok(const struct coll_args *a);
 int bcast_heap(struct coll_args *a);
 int reduce_binomial(struct coll_args *a);
 bool reduce_staged_ok(const struct coll_args *a);
 int reduce_staged(struct coll_args *a);
-bool reduce_heap_ok(const struct coll_args *a);
 int reduce_heap(struct coll_args *a);
 bool gather_staged_ok(const struct coll_args *a);
 int gather_staged(struct coll_args *a);
 int scatter_staged(struct coll_args *a);
-bool gather_heap_ok(const struct coll_args *a);
 int gather_heap(struct coll_args *a);
 int scatter_heap(struct coll_args *a);
 bool reduce_scatter_block_staged_ok(const struct coll_args *a);
 int reduce_scatter_block_staged(struct coll_args *a);
-bool reduce_scatter_block_heap_ok(const struct coll_args *a);
 int reduce_scatter_block_heap(struct coll_args *a);
 int allreduce_reduce_bcast(struct coll_args *a);
 int allreduce_recursive_doubling(struct coll_args *a);
@@ -52,7 +50,6 @@ void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst
 /* A shared-heap algorithm that found a buffer off the heap: a barrier (so no rank publishes again
    before all have read), then the message-based `run`, recorded as `name`. */
 int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));
-bool allreduce_heap_ok(const struct coll_args *a);
 int allreduce_heap(struct coll_args *a);
 int gather_linear(struct coll_args *a);
 int gather_binomial(struct coll_args *a);
@@ -70,8 +67,7 @@ int alltoall_pairwise(struct coll_args *a);
 int alltoall_linear(struct coll_args *a);
 int alltoall_bruck(struct coll_args *a);
 /* Staging areas for the one-synchronisation small-message algorithms (collectives/staging.c). */
-#define SHM_STAGE_BLOCK 1024 /* bytes per rank and block: a half holds P of them */
-bool coll_stage_ok(const struct coll_args *a);
+#define SHM_STAGE_BLOCK 1024 /* bytes per rank and block: an area holds P of them */
 /* This rank's half for a new call (P * SHM_STAGE_BLOCK bytes); NULL when out of memory. */
 char *coll_stage_begin(struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */

@@ -17,7 +17,6 @@
 
 #define REDUCE_CHUNK 8192 /* bytes combined at a time: the partial result stays in L1 */
 
-bool allreduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
 /* Elements [*first, *first + *n) of segment i: count split as evenly as P allows. */
 static void segment(const struct coll_args *a, int i, size_t *first, size_t *n)

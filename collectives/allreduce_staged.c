@@ -10,7 +10,7 @@
 
 bool allreduce_staged_ok(const struct coll_args *a)
 {
-    return coll_stage_ok(a) && a->block <= (size_t)a->size * SHM_STAGE_BLOCK;
+    return coll_heap_ok(a) && a->block <= (size_t)a->size * SHM_STAGE_BLOCK;
 }
 
 void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst)

@@ -13,7 +13,7 @@
 
 bool allgather_staged_ok(const struct coll_args *a) { return alltoall_staged_ok(a); }
 
-bool alltoall_staged_ok(const struct coll_args *a) { return coll_stage_ok(a) && a->block <= SHM_STAGE_BLOCK; }
+bool alltoall_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK; }
 
 static int staged(struct coll_args *a, bool allgather)
 {

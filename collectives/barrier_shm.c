@@ -6,6 +6,7 @@
  * ~2 cache-line transfers per rank instead of log2(P) message round trips.
  */
 #include "collectives/algs.h"
+#include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
@@ -15,6 +16,12 @@ bool coll_shm_ok(const struct coll_args *a)
     if (a->g == NULL) /* hint_info asking about a single-node group in general */
         return true;
     return a->g->shm_slot >= 0;
+}
+
+bool coll_heap_ok(const struct coll_args *a)
+{
+    /* without a group (hint_info asking about defaults) assume the heap is on, as it is by default */
+    return coll_shm_ok(a) && (a->g == NULL || heap.active);
 }
 
 struct release_wait {

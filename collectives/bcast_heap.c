@@ -17,7 +17,6 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
-bool bcast_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
 /* The root's buffer as a heap offset; UINT64_MAX (derived, or off the heap) sends everyone to
    bcast shm. */

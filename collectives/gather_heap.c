@@ -12,7 +12,6 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
-bool gather_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
 static int rooted_copy(struct coll_args *a, bool gather)
 {

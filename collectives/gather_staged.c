@@ -8,7 +8,7 @@
  */
 #include "collectives/algs.h"
 
-bool gather_staged_ok(const struct coll_args *a) { return coll_stage_ok(a) && a->block <= SHM_STAGE_BLOCK; }
+bool gather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK; }
 
 int gather_staged(struct coll_args *a)
 {

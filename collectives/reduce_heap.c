@@ -12,7 +12,6 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
-bool reduce_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
 int reduce_heap(struct coll_args *a)
 {

@@ -11,7 +11,6 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
-bool reduce_scatter_block_heap_ok(const struct coll_args *a) { return coll_stage_ok(a); }
 
 int reduce_scatter_block_heap(struct coll_args *a)
 {

@@ -8,7 +8,7 @@
 
 bool reduce_scatter_block_staged_ok(const struct coll_args *a)
 {
-    return coll_stage_ok(a) && a->block <= SHM_STAGE_BLOCK;
+    return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK;
 }
 
 int reduce_scatter_block_staged(struct coll_args *a)

@@ -35,14 +35,14 @@ static const struct coll_alg bcast_algs[] = {
     ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
     TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out", coll_shm_ok, bcast_shm),
     TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
-          bcast_heap_ok, bcast_heap),
+          coll_heap_ok, bcast_heap),
 };
 static const struct coll_alg reduce_algs[] = {
     ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
     ALG("shm", "small: inputs staged, the root combines all P; the others leave at once", reduce_staged_ok,
         reduce_staged),
     ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
-        reduce_heap_ok, reduce_heap),
+        coll_heap_ok, reduce_heap),
 };
 static const struct coll_alg allreduce_algs[] = {
     ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL, allreduce_recursive_doubling),
@@ -51,14 +51,14 @@ static const struct coll_alg allreduce_algs[] = {
     ALG("shm", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
         allreduce_staged_ok, allreduce_staged),
     ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
-        allreduce_heap_ok, allreduce_heap),
+        coll_heap_ok, allreduce_heap),
 };
 static const struct coll_alg gather_algs[] = {
     ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
     ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
     ALG("shm", "small blocks staged by every rank, the root copies them out; the others leave at once",
         gather_staged_ok, gather_staged),
-    ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", gather_heap_ok,
+    ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
         gather_heap),
 };
 static const struct coll_alg gatherv_algs[] = {
@@ -69,7 +69,7 @@ static const struct coll_alg scatter_algs[] = {
     ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
     ALG("shm", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
         gather_staged_ok, scatter_staged),
-    ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer", gather_heap_ok,
+    ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer", coll_heap_ok,
         scatter_heap),
 };
 static const struct coll_alg scatterv_algs[] = {
@@ -131,7 +131,7 @@ static const struct coll_alg rsb_algs[] = {
     ALG("shm", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
         reduce_scatter_block_staged),
     ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
-        reduce_scatter_block_heap_ok, reduce_scatter_block_heap),
+        coll_heap_ok, reduce_scatter_block_heap),
 };
 
 static const struct coll_alg neighbor_algs[] = {
@@ -169,7 +169,7 @@ static int choose_bcast(const struct coll_args *a)
     if (!coll_shm_ok(a))
         return 0;
     size_t cells_up_to = a->size <= 2 ? 4096 : 16384;
-    return a->block <= cells_up_to || !bcast_heap_ok(a) ? shm : heap;
+    return a->block <= cells_up_to || !coll_heap_ok(a) ? shm : heap;
 }
 static int choose_first(const struct coll_args *a)
 {
@@ -184,7 +184,7 @@ static int choose_allreduce(const struct coll_args *a)
 {
     if (allreduce_staged_ok(a) && a->block <= 1024)
         return by_name(allreduce_algs, NALGS(allreduce_algs), "shm");
-    if (allreduce_heap_ok(a))
+    if (coll_heap_ok(a))
         return by_name(allreduce_algs, NALGS(allreduce_algs), "heap");
     return a->block <= 16384 || a->count < (size_t)a->size ? 0 : 2;
 }
@@ -266,7 +266,7 @@ static int choose_rsb(const struct coll_args *a)
 {
     if (reduce_scatter_block_staged_ok(a))
         return by_name(rsb_algs, NALGS(rsb_algs), "shm");
-    if (reduce_scatter_block_heap_ok(a))
+    if (coll_heap_ok(a))
         return by_name(rsb_algs, NALGS(rsb_algs), "heap");
     return a->block <= 2048 ? 0 : 1;
 }

@@ -49,12 +49,6 @@ void coll_staging_release_all(void)
     }
 }
 
-bool coll_stage_ok(const struct coll_args *a)
-{
-    /* without a group (hint_info asking about defaults) assume the heap is on, as it is by default */
-    return coll_shm_ok(a) && (a->g == NULL || heap.active);
-}
-
 /* This rank's staging area, made on first use; its offset is published with the first call's
    flag (the flag's release store covers it). */
 static struct staging *staging_of(struct coll_args *a)
