@@ -5,9 +5,11 @@
  * its flag, waits for the flags of the ranks it reads (all of them, or for the rooted operations
  * the root's or none) and reads what it needs out of their areas. No barrier: an area is
  * rewritten STAGE_AREAS calls later, once every member has set its flag for a later call, i.e.
- * has finished reading it (coll_stage_begin waits for that when the rank ran ahead). For the same reason an area outlives its group: a slow peer may
- * still read the last call's data after this rank freed the group, so freed areas wait for
- * hint_finalize, which runs after a fence. The area and its epochs belong to the group, so the
+ * has finished reading it (coll_stage_begin waits for that when the rank ran ahead). For the
+ * same reason an area outlives its group: a slow peer may still read the last call's data after
+ * this rank freed the group, so a freed group's area is released once every member has freed the
+ * group (its slot is free or taken by a later group), at the latest by hint_finalize, which runs
+ * after a fence. The area and its epochs belong to the group, so the
  * operations using it may interleave in any order all ranks agree on.
  */
 #include <stdint.h>
@@ -26,17 +28,44 @@ struct staging {
     char *area;             /* STAGE_AREAS areas of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
+    int slot;               /* the group's collective slot */
+    uint64_t generation;    /* the slot's generation while the group held it */
     struct staging *next;   /* on the retired list once its group is freed */
 };
 
 static struct staging *retired;
 
-/* The group is gone here, but peers may still be reading the last call: keep the area. */
+/* Once every member has freed the group (the slot is free, or held by a later group), nobody
+   reads the area any more. */
+static bool staging_unread(const struct staging *s)
+{
+    const struct shm_coll_slot *sl = shm_coll_slot(rt.shm, s->slot);
+    return atomic_load(&sl->used) == 0 || atomic_load(&sl->generation) != s->generation;
+}
+
+/* Release the retired areas that no peer can read any more. */
+static void staging_reclaim(void)
+{
+    for (struct staging **at = &retired; *at;) {
+        struct staging *s = *at;
+        if (!staging_unread(s)) {
+            at = &s->next;
+            continue;
+        }
+        *at = s->next;
+        heap_release(s->area);
+        free(s);
+    }
+}
+
+/* The group is gone here, but peers may still be reading the last call: keep the area until
+   they have all freed the group too. */
 static void staging_retire(void *p)
 {
     struct staging *s = p;
     s->next = retired;
     retired = s;
+    staging_reclaim();
 }
 
 void coll_staging_release_all(void)
@@ -55,6 +84,7 @@ static struct staging *staging_of(struct coll_args *a)
 {
     hint_group g = a->g;
     if (g->cache[GRP_CACHE_STAGE] == NULL) {
+        staging_reclaim();
         struct staging *s = calloc(1, sizeof *s);
         if (s == NULL)
             return NULL;
@@ -63,6 +93,8 @@ static struct staging *staging_of(struct coll_args *a)
             free(s);
             return NULL;
         }
+        s->slot = g->shm_slot;
+        s->generation = atomic_load(&shm_coll_slot(rt.shm, g->shm_slot)->generation);
         g->cache[GRP_CACHE_STAGE] = s;
         g->cache_free[GRP_CACHE_STAGE] = staging_retire;
         shm_coll_member(rt.shm, g->shm_slot, g->rank)->stage_off = heap_offset(s->area);

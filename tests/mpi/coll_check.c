@@ -4,6 +4,8 @@
  *   coll_check OP        all algorithms of OP (from the selection table), sizes 0, 1, 7, 8, 64, 100,
  *                        4096, 65536 and 1 MiB per rank, on the world, on a split group, and
  *                        in place where MPI allows it
+ *   coll_check OP regroup  each algorithm of OP at a few sizes on groups made, freed and made
+ *                        again (dup, split, create), each new group reusing the freed one's slot
  *   coll_check errors    bad arguments return their HINT_ERR_* without hanging anyone
  * Data is a function of (rank, block, index), so every rank can compute what it must receive.
  */
@@ -72,9 +74,13 @@ static void tb_free(void *q)
     munmap(p, p[0]);
 }
 
+/* Changed for each new group in the regroup mode, so that data a freed group left behind in
+   shared state can never pass for this call's. */
+static int salt;
+
 static unsigned char gen(int who, int block, size_t i)
 {
-    return (unsigned char)(who * 37 + block * 101 + i * 11 + (i >> 9) + 1);
+    return (unsigned char)(who * 37 + block * 101 + i * 11 + (i >> 9) + 1 + salt * 53);
 }
 
 static void fill(unsigned char *b, size_t n, int who, int block)
@@ -358,7 +364,7 @@ static void t_alltoallv(struct ctx *c, size_t n, bool in_place)
 
 /* ---- reductions: several kinds and ops, integer-valued so every order gives equal results ---- */
 
-static long ival(int who, size_t i) { return (long)((who * 7 + i * 3) % 11) - 5 + (long)(i % 4 == 0); }
+static long ival(int who, size_t i) { return (long)((who * 7 + i * 3 + (size_t)salt) % 11) - 5 + (long)(i % 4 == 0); }
 
 #define REDUCE_KIND(NAME, CTYPE, HTYPE, OPH, OPEXPR, INIT)                                       \
     static void NAME(struct ctx *c, size_t count, int mode, bool in_place)                      \
@@ -457,9 +463,9 @@ static int call_sized(const char *op, hint_group g, int P, size_t n)
     return st;
 }
 
-static void run_op(struct ctx *c)
+static void run_op_sizes(struct ctx *c, const size_t *sizes, size_t nsizes)
 {
-    for (size_t k = 0; k < NSIZES; k++) {
+    for (size_t k = 0; k < nsizes; k++) {
         size_t n = sizes[k];
         /* keep each rank's buffers at most 16 MiB */
         bool per_peer = !strcmp(c->op, "alltoall") || !strcmp(c->op, "alltoallv") || !strcmp(c->op, "allgather") ||
@@ -508,6 +514,8 @@ static void run_op(struct ctx *c)
         }
     }
 }
+
+static void run_op(struct ctx *c) { run_op_sizes(c, sizes, NSIZES); }
 
 /* One small call of op (8 bytes a block), for checking the status a forced algorithm gives. */
 static int call_small(const char *op, hint_group g, int P)
@@ -607,6 +615,54 @@ static void t_errors(int P)
     RC_CHECK(y[0] == P * (P - 1) / 2);
 }
 
+/* A new group over the whole world, made the k-th of three ways (dup, split with the ranks
+   reversed, create from every rank) so that each constructor hands out a reused slot. */
+static hint_group regroup_new(int k, int P)
+{
+    hint_group g = HINT_GROUP_NULL;
+    if (k % 3 == 0) {
+        RC_OK(hint_group_dup(HINT_WORLD, &g));
+    } else if (k % 3 == 1) {
+        RC_OK(hint_group_split(HINT_WORLD, 7, P - rc_rank, &g));
+    } else {
+        int *all = malloc((size_t)P * sizeof *all);
+        for (int p = 0; p < P; p++)
+            all[p] = p;
+        RC_OK(hint_group_create(HINT_WORLD, P, all, &g));
+        free(all);
+    }
+    return g;
+}
+
+/* Issue 13: a collective on a freed group, then the same or another algorithm on a new group
+   that gets the freed group's collective slot, with other data: every result must be this
+   call's. The world barrier after each free makes every member release the slot before the
+   next group takes one, so the next group reuses it (slots are handed out lowest first). */
+static void regroup_algorithms(const char *op, int P)
+{
+    static const size_t small[] = {0, 8, 100, 4096, 65536};
+    const struct coll_table *t = &coll_tables[find_op(op)];
+    for (int i = 0; i < t->nalgs; i++) {
+        for (int k = 0; k < 3; k++) {
+            hint_group g = regroup_new(k, P);
+            salt = i * 3 + k + 1;
+            struct ctx c = {.g = g, .op = op, .alg = t->algs[i].name};
+            RC_OK(hint_group_rank(g, &c.r));
+            RC_OK(hint_group_size(g, &c.P));
+            struct coll_args probe = {.op_id = find_op(op), .g = g, .size = c.P, .rank = c.r};
+            if (!t->algs[i].applicable || t->algs[i].applicable(&probe)) {
+                force(&c);
+                current_alg = c.alg;
+                run_op_sizes(&c, small, sizeof small / sizeof small[0]);
+            }
+            RC_OK(hint_group_free(&g));
+            RC_OK(hint_barrier(HINT_WORLD));
+        }
+    }
+    RC_OK(hint_coll_set(op, "auto"));
+    salt = 0;
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -625,6 +681,13 @@ int main(int argc, char **argv)
         RC_OK(hint_finalize());
         if (rc_rank == 0)
             printf("ok errors\n");
+        return 0;
+    }
+    if (argc > 2 && !strcmp(argv[2], "regroup")) {
+        regroup_algorithms(argv[1], P);
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok %s regroup\n", argv[1]);
         return 0;
     }
     all_algorithms(argv[1], HINT_WORLD);

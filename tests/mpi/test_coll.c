@@ -72,6 +72,44 @@ ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout 
     free(res.output);
 }
 
+/* Issue 13: every algorithm on groups made, freed and made again, each reusing the freed
+   group's collective slot, with new data each time; on the heap for every P, and with buffers
+   in private mmaps (P=3) and a static array (P=4). */
+struct regroup_case {
+    char op[32];
+    int np;
+    char buffers[16];
+};
+
+ParameterizedTestParameters(coll, regroup)
+{
+    size_t nops = sizeof ops / sizeof ops[0] - 1, nnp = sizeof nps / sizeof nps[0];
+    struct regroup_case *cases = cr_malloc(nops * (nnp + 2) * sizeof *cases);
+    size_t k = 0;
+    for (size_t i = 0; i < nops; i++) {
+        for (size_t j = 0; j < nnp + 2; j++) {
+            snprintf(cases[k].op, sizeof cases[k].op, "%s", ops[i]);
+            cases[k].np = j < nnp ? nps[j] : (int)(j - nnp) + 3;
+            snprintf(cases[k].buffers, sizeof cases[k].buffers, "%s", j < nnp ? "heap" : j == nnp ? "mmap" : "static");
+            k++;
+        }
+    }
+    return cr_make_param_array(struct regroup_case, cases, k, NULL);
+}
+
+ParameterizedTest(struct regroup_case *c, coll, regroup, .timeout = 300)
+{
+    char env[64];
+    snprintf(env, sizeof env, "HINT_TEST_BUFFERS=%s", c->buffers);
+    const char *const extra[] = {env, NULL};
+    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, "regroup", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%s regroup with %d ranks, %s buffers, failed (status %d):\n%s", c->op, c->np,
+                 c->buffers, res.status, res.output);
+    free(res.output);
+}
+
 /* The HINT alltoall's orders under each copy mode for P in {1..8, 12, 16, 17} (issue 6's list):
    coll_check runs every alltoall algorithm at every size, in place and not, world and split. */
 struct copy_case {

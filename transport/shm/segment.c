@@ -210,6 +210,14 @@ int shm_coll_slot_acquire(const struct shm_node *n, int members)
             atomic_store(&s->bc[b].seq, 0);
             atomic_store(&s->bc[b].done, 0);
         }
+        /* A member's flag and offsets are the previous group's: a staged collective of the
+           new group (whose calls count from 1 again) would take them for its own. */
+        for (int m = 0; m < n->nlocal; m++) {
+            struct shm_coll_member *mem = shm_coll_member(n, i, m);
+            memset(mem, 0, shm_coll_member_stride(n->nlocal));
+            mem->soff = mem->roff = UINT64_MAX;
+        }
+        atomic_fetch_add(&s->generation, 1);
         atomic_store(&s->refs, (uint32_t)members);
         return i;
     }

@@ -111,7 +111,8 @@ struct shm_bcast_ctl {
 struct shm_coll_slot {
     _Atomic uint32_t used;     /* 0 free, 1 taken (CAS by the group's rank 0) */
     _Atomic uint32_t refs;     /* members that have not freed the group yet */
-    char pad0[SHM_CACHE_LINE - 8];
+    _Atomic uint64_t generation; /* groups that have held the slot (bumped at acquisition) */
+    char pad0[SHM_CACHE_LINE - 16];
     _Atomic uint64_t arrive;   /* barrier: arrivals so far (all barriers of the group) */
     char pad1[SHM_CACHE_LINE - 8];
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */
