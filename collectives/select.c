@@ -14,6 +14,7 @@
 #include "collectives/algs.h"
 #include "collectives/tune.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 
 /* The shared-heap copy orders serve alltoall, alltoallv, allgather and allgatherv alike. */
 #define DESC_ROW "shared heap: each rank copies every block into its own receive buffer"
@@ -399,7 +400,7 @@ static int run_alg(const struct coll_alg *alg, struct coll_args *a)
 }
 
 /* Selection: forced (hint_coll_set, HINT_<OP>) > tuning file > online autotuning > defaults. */
-int coll_run(struct coll_args *a)
+static int pick_and_run(struct coll_args *a)
 {
     const struct coll_table *t = &coll_tables[a->op_id];
     if (!env_read)
@@ -435,6 +436,17 @@ int coll_run(struct coll_args *a)
     double t0 = hint_wtime();
     int st = run_alg(&t->algs[pick], a);
     autotune_record(a, pick, hint_wtime() - t0);
+    return st;
+}
+
+/* The call is recorded in runtime/trace.h's record while it runs (a few stores), so a rank that
+   hangs in it can say where (HINT_HANG_TIMEOUT, hintrun --timeout). */
+int coll_run(struct coll_args *a)
+{
+    trace_coll_begin(coll_tables[a->op_id].op, a->g->ctx, a->g->coll_seq, a->g->world[a->root],
+                     &last_ran[a->op_id]);
+    int st = pick_and_run(a);
+    trace_coll_end();
     return st;
 }
 

@@ -1,5 +1,5 @@
 /*
- * launcher/cleanup.c — the job's private directory, its shm objects, and making sure no rank
+ * launcher/cleanup.c — the store's name, the job's shm objects, and making sure no rank
  * process outlives hintrun. launch_cleanup runs on every exit path of a started job.
  *
  * Rank processes stay zombies (observed with WNOWAIT, see hintrun.c) until launch_cleanup reaps
@@ -27,23 +27,11 @@ double launch_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A private 0700 directory for the store socket, under $TMPDIR (or /tmp when TMPDIR is unset
-   or would make the socket path longer than a sockaddr_un holds). */
-int launch_make_dir(struct launch_job *job)
+/* The store listens on an abstract Unix socket: no file, so nothing to remove on any exit path,
+   SIGKILL included. Anyone on the machine could connect to it; the job's token keeps them out. */
+void launch_make_store_name(struct launch_job *job)
 {
-    const char *base = getenv("TMPDIR");
-    /* sun_path is 108 bytes: base + "/hint-XXXXXX" + "/store" + NUL must fit */
-    if (!base || base[0] != '/' || strlen(base) > 108 - 20)
-        base = "/tmp";
-    snprintf(job->dir, sizeof job->dir, "%s/hint-XXXXXX", base);
-    if (!mkdtemp(job->dir)) {
-        fprintf(stderr, "hintrun: cannot create a private directory %s: %s\n", job->dir,
-                strerror(errno));
-        job->dir[0] = '\0';
-        return -1;
-    }
-    snprintf(job->sock, sizeof job->sock, "%s/store", job->dir);
-    return 0;
+    snprintf(job->sock, sizeof job->sock, "@hint-%u-%s", (unsigned)getuid(), job->jobid);
 }
 
 void launch_signal_ranks(struct launch_job *job, int sig)
@@ -108,14 +96,11 @@ void launch_cleanup(struct launch_job *job)
     job->core_of = NULL;
     store_close(job->store);
     job->store = NULL;
-    if (job->sock[0])
-        unlink(job->sock);
-    if (job->dir[0] && rmdir(job->dir) != 0)
-        fprintf(stderr, "hintrun: cannot remove %s: %s\n", job->dir, strerror(errno));
-    job->sock[0] = job->dir[0] = '\0';
+    job->sock[0] = '\0';
     if (job->jobid[0])
         launch_remove_shm(job->jobid);
     if (job->sigfd >= 0)
         close(job->sigfd);
     job->sigfd = -1;
+    launch_watch_stop(job); /* last: until here, a SIGKILL leaves the cleanup to the watcher */
 }

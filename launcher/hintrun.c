@@ -26,6 +26,10 @@
 #define LAUNCH_SIGNAL_GRACE 2.0
 /* Once every rank has exited, how long output still held open by stray grandchildren is read. */
 #define LAUNCH_DRAIN_GRACE 1.0
+/* When --timeout expires, how long the ranks have to print their state before the job ends. */
+#define LAUNCH_REPORT_GRACE 0.2
+/* Exit status of a job whose rank exited 0 without hint_finalize. */
+#define LAUNCH_UNFINISHED_STATUS 1
 
 static const int launch_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -44,10 +48,14 @@ static void launch_end_job(struct launch_job *job, int status, int sig, double g
 
 /* ---------------------------------------------------------------- rank exits */
 
-static void launch_report_exit(const struct launch_job *job, int rank, const siginfo_t *si)
+static void launch_report_exit(const struct launch_job *job, int rank, const siginfo_t *si,
+                               int unfinished)
 {
     pid_t pid = job->ranks[rank].pid;
-    if (si->si_code == CLD_EXITED)
+    if (si->si_code == CLD_EXITED && si->si_status == 0 && unfinished)
+        fprintf(stderr, "hintrun: rank %d (pid %d) exited with status 0 without calling "
+                "hint_finalize; ending the job\n", rank, (int)pid);
+    else if (si->si_code == CLD_EXITED)
         fprintf(stderr, "hintrun: rank %d (pid %d) exited with status %d\n", rank, (int)pid,
                 si->si_status);
     else
@@ -56,17 +64,22 @@ static void launch_report_exit(const struct launch_job *job, int rank, const sig
                 si->si_code == CLD_DUMPED ? " (core dumped)" : "");
 }
 
-/* A rank has exited: a failure ends the job (unless it is already ending). */
+/* A rank has exited: a failure ends the job (unless it is already ending). Exiting 0 is a
+   failure too when the rank called hint_init but not hint_finalize: its peers may be waiting
+   for it in a collective, and would hang until --timeout. */
 static void launch_rank_exited(struct launch_job *job, int rank, const siginfo_t *si)
 {
     job->ranks[rank].running = 0;
     job->nrunning--;
+    int unfinished = store_rank_left_unfinished(job->store, rank);
     store_rank_exited(job->store, rank);
-    int failed = si->si_code != CLD_EXITED || si->si_status != 0;
+    int failed = si->si_code != CLD_EXITED || si->si_status != 0 || unfinished;
     if (!failed || job->ending)
         return;
-    launch_report_exit(job, rank, si);
-    int status = si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
+    launch_report_exit(job, rank, si, unfinished);
+    int status = si->si_code != CLD_EXITED ? 128 + si->si_status
+                 : si->si_status != 0     ? si->si_status
+                                          : LAUNCH_UNFINISHED_STATUS;
     launch_end_job(job, status, SIGTERM, LAUNCH_KILL_GRACE);
 }
 
@@ -202,8 +215,9 @@ static int launch_setup(struct launch_job *job)
     int rc = launch_plan_binding(job);
     if (rc != 0)
         return rc;
-    if (launch_setup_signals(job) || launch_make_ids(job) || launch_make_dir(job))
+    if (launch_setup_signals(job) || launch_make_ids(job) || launch_watch_start(job))
         return 1;
+    launch_make_store_name(job);
     return store_open(&job->store, job->sock, job->np, job->token) ? 1 : 0;
 }
 
@@ -251,8 +265,9 @@ static void launch_close_streams(struct launch_job *job)
 /* Milliseconds until the earliest of the pending deadlines (-1: none). */
 static int launch_poll_timeout(const struct launch_job *job, double drain_until)
 {
-    double t[3] = {job->ending ? 0 : job->deadline, job->kill_at, drain_until}, first = 0;
-    for (int i = 0; i < 3; i++)
+    double t[4] = {job->ending || job->report_until ? 0 : job->deadline, job->kill_at, drain_until,
+                   job->ending ? 0 : job->report_until}, first = 0;
+    for (int i = 0; i < 4; i++)
         if (t[i] > 0 && (first == 0 || t[i] < first))
             first = t[i];
     if (first == 0)
@@ -265,7 +280,12 @@ static int launch_poll_timeout(const struct launch_job *job, double drain_until)
 static void launch_check_deadlines(struct launch_job *job)
 {
     double now = launch_now();
-    if (job->deadline > 0 && !job->ending && now >= job->deadline) {
+    if (job->deadline > 0 && !job->ending && !job->report_until && now >= job->deadline) {
+        /* first each rank's state, while the ranks still run (report.c) */
+        launch_ask_states(job);
+        job->report_until = now + LAUNCH_REPORT_GRACE;
+    }
+    if (job->report_until > 0 && !job->ending && now >= job->report_until) {
         fprintf(stderr, "hintrun: timeout: the job ran longer than %g seconds; ending it\n",
                 job->opts->timeout);
         launch_end_job(job, 124, SIGTERM, LAUNCH_KILL_GRACE);
@@ -351,7 +371,7 @@ static int launch_run(struct launch_job *job, const struct launch_opts *o)
 int main(int argc, char **argv)
 {
     struct launch_opts opts;
-    struct launch_job job = {.sigfd = -1, .exit_code = -1};
+    struct launch_job job = {.sigfd = -1, .exit_code = -1, .watch_fd = -1};
     int rc = launch_parse_options(argc, argv, &opts);
     if (rc < 0) {
         rc = launch_run(&job, &opts);

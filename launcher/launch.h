@@ -4,7 +4,9 @@
  *   hintrun.c  main and the poll loop (signals, rank exits, timeout, ending the job)
  *   options.c  command line
  *   spawn.c    finding PROGRAM, rank environments, fork/exec
- *   cleanup.c  job directory, shm objects, killing and reaping
+ *   cleanup.c  the store's name, shm objects, killing and reaping
+ *   watch.c    the watcher: cleanup after a hintrun killed by SIGKILL
+ *   report.c   what each rank is doing, asked for when --timeout expires
  *   store.c    the bootstrap store server;  output.c  forwarding of rank output
  */
 #ifndef HINT_LAUNCHER_LAUNCH_H
@@ -50,8 +52,7 @@ struct launch_job {
     int np;
     char jobid[17];
     char token[33];
-    char dir[PATH_MAX];    /* private directory of the store socket; "" when none */
-    char sock[PATH_MAX + 8]; /* store socket path; "" when none */
+    char sock[64];         /* store address: "@hint-<uid>-<jobid>", an abstract socket */
     char prog[PATH_MAX];   /* PROGRAM resolved through PATH */
     char libhint[PATH_MAX];/* --shared-heap: the libhint.so to preload */
     int oversubscribed;
@@ -65,6 +66,9 @@ struct launch_job {
     int first_sig_forwarded; /* a signal hintrun got was passed on; a second one kills */
     double kill_at;        /* when to SIGKILL what is left; 0 = not scheduled */
     double deadline;       /* --timeout; 0 = none */
+    double report_until;   /* --timeout expired: the ranks print their state until then */
+    int watch_fd;          /* pipe to the watcher (watch.c); -1 when none */
+    pid_t watch_pid;       /* 0 when none */
 };
 
 /* options.c: returns -1 to run the job, else the exit status hintrun should end with
@@ -85,10 +89,19 @@ void launch_bind_child(const struct launch_job *job, int rank);
 void launch_report_bindings(const struct launch_job *job);
 
 /* cleanup.c */
-int launch_make_dir(struct launch_job *job);   /* 0 or -1 */
+void launch_make_store_name(struct launch_job *job);
 void launch_signal_ranks(struct launch_job *job, int sig);
 void launch_cleanup(struct launch_job *job);   /* every exit path ends here */
 int launch_remove_shm(const char *jobid);      /* number of objects removed */
+
+/* watch.c */
+int launch_watch_start(struct launch_job *job);          /* 0 or -1 */
+void launch_watch_rank(struct launch_job *job, pid_t pid); /* a rank has started */
+void launch_watch_stop(struct launch_job *job);          /* hintrun cleaned up: watcher exits */
+
+/* report.c: asks every running rank for its state (SIGURG, runtime/trace.h) and reports the
+   ranks that cannot answer (stopped, or not started hint) itself. */
+void launch_ask_states(struct launch_job *job);
 
 double launch_now(void);
 

@@ -315,6 +315,7 @@ int launch_spawn_rank(struct launch_job *job, int rank)
     setpgid(pid, pid); /* also in the child: whichever runs first, no signal can miss it */
     r->pid = pid;
     r->running = 1;
+    launch_watch_rank(job, pid);
     job->nrunning++;
     fcntl(outp[0], F_SETFL, O_NONBLOCK);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);

@@ -52,6 +52,8 @@ struct store_kv {
 
 struct store_rank {
     int exited;       /* its process is gone */
+    int joined;       /* a HELLO of this rank was accepted: it called hint_init (boot_init) */
+    int said_bye;     /* it sent BYE: hint_finalize (boot_fini) ran */
     uint32_t fences;  /* fences this rank has entered */
     int waiting;      /* scratch of store_check_stalled: a request of this rank waits */
 };
@@ -351,6 +353,7 @@ static void store_on_hello(struct store *s, struct store_conn *c, struct boot_rd
         return;
     }
     c->rank = (int)rank;
+    s->ranks[rank].joined = 1;
     store_reply_ok(c);
 }
 
@@ -456,6 +459,7 @@ static void store_dispatch(struct store *s, struct store_conn *c)
     case BOOT_OP_FENCE: store_on_fence(s, c, &r); break;
     case BOOT_OP_ABORT: store_on_abort(s, c, &r); break;
     case BOOT_OP_BYE:
+        s->ranks[c->rank].said_bye = 1;
         store_reply_ok(c);
         c->closing = 1;
         break;
@@ -609,7 +613,7 @@ static void store_reap(struct store *s)
 
 int store_open(struct store **out, const char *path, int nranks, const char *token)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct sockaddr_un sa;
     struct store *s = calloc(1, sizeof *s);
     int rc = -1;
     if (!s)
@@ -627,13 +631,13 @@ int store_open(struct store **out, const char *path, int nranks, const char *tok
         store_log("out of memory");
         goto out;
     }
-    if (strlen(path) >= sizeof sa.sun_path) {
-        store_log("socket path %s is too long", path);
+    socklen_t salen;
+    if (boot_unix_addr(path, &sa, &salen) != 0) {
+        store_log("socket path %s is empty or too long", path);
         goto out;
     }
-    memcpy(sa.sun_path, path, strlen(path) + 1);
     s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+    if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&sa, salen) < 0 ||
         listen(s->listen_fd, SOMAXCONN) < 0) {
         store_log("cannot listen on %s: %s", path, strerror(errno));
         goto out;
@@ -716,6 +720,18 @@ void store_rank_exited(struct store *s, int rank)
     s->accept_paused = 0; /* descriptors may be free again */
     store_check_fence_orphaned(s);
     store_check_stalled(s);
+}
+
+int store_rank_joined(const struct store *s, int rank)
+{
+    if (rank < 0 || rank >= s->nranks || !s->ranks[rank].joined)
+        return 0;
+    return s->ranks[rank].said_bye ? 2 : 1;
+}
+
+int store_rank_left_unfinished(const struct store *s, int rank)
+{
+    return store_rank_joined(s, rank) == 1;
 }
 
 int store_take_abort(struct store *s, struct store_abort *a)

@@ -16,10 +16,10 @@
 
 struct store;
 
-/* Listens on a new Unix socket at path for a job of nranks ranks whose secret is token
+/* Listens on a new Unix socket at path ("@name": an abstract socket, see boot_unix_addr) for a job of nranks ranks whose secret is token
    (BOOT_TOKEN_LEN hex digits). Returns 0, or -1 with a message printed. */
 int store_open(struct store **out, const char *path, int nranks, const char *token);
-/* Closes every connection and the listening socket (the socket file is the caller's). */
+/* Closes every connection and the listening socket (a socket file is the caller's). */
 void store_close(struct store *s);
 
 /* Most descriptors store_fill_pollfds can return. */
@@ -31,6 +31,13 @@ void store_handle(struct store *s, const struct pollfd *pfd, size_t n);
 
 /* Tells the store that rank's process is gone: requests that only it could satisfy fail. */
 void store_rank_exited(struct store *s, int rank);
+
+/* 0: rank has not connected (no hint_init yet); 1: it has (HELLO); 2: it has also said BYE
+   (hint_finalize). */
+int store_rank_joined(const struct store *s, int rank);
+/* 1 if rank connected (hint_init) and never said BYE (hint_finalize): a rank that exits like
+   that left its peers waiting for it, whatever its exit status. */
+int store_rank_left_unfinished(const struct store *s, int rank);
 
 struct store_abort {
     int rank;

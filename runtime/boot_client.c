@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "hint.h"
 #include "runtime/boot.h"
 #include "runtime/boot_proto.h"
+#include "runtime/trace.h"
 
 /* A key-value pair of the singleton's in-process store. */
 struct boot_local_kv {
@@ -103,23 +105,21 @@ static int boot_env_geometry(struct boot_info *in)
     return HINT_SUCCESS;
 }
 
-/* Parses HINT_STORE ("unix:/path") into a socket address. */
-static int boot_env_store(struct sockaddr_un *sa)
+/* Parses HINT_STORE ("unix:/path", or "unix:@name" for an abstract socket) into an address. */
+static int boot_env_store(struct sockaddr_un *sa, socklen_t *salen)
 {
     const char *s = getenv("HINT_STORE");
     if (!s || strncmp(s, "unix:", 5) != 0) {
-        boot_log("HINT_STORE='%s' is not a store address of the form unix:/path (tcp: is not "
-                 "supported yet)", s ? s : "(unset)");
+        boot_log("HINT_STORE='%s' is not a store address of the form unix:/path or unix:@name "
+                 "(tcp: is not supported yet)", s ? s : "(unset)");
         return HINT_ERR_BOOTSTRAP;
     }
     const char *path = s + 5;
-    *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
-    if (!*path || strlen(path) >= sizeof sa->sun_path) {
+    if (boot_unix_addr(path, sa, salen) != 0) {
         boot_log("HINT_STORE path '%s' is empty or longer than %zu bytes", path,
                  sizeof sa->sun_path - 1);
         return HINT_ERR_BOOTSTRAP;
     }
-    memcpy(sa->sun_path, path, strlen(path) + 1);
     return HINT_SUCCESS;
 }
 
@@ -209,11 +209,27 @@ static int boot_recv_error(const struct boot_hdr *h, const char *what)
     return HINT_ERR_BOOTSTRAP;
 }
 
+/* A fence or get that blocks longer than HINT_HANG_TIMEOUT says so once (runtime/trace.h),
+   then keeps waiting. */
+static void boot_wait_reply_readable(void)
+{
+    if (trace_hang_ns <= 0 || !trace.store_step || boot.fd < 0)
+        return;
+    struct pollfd p = {.fd = boot.fd, .events = POLLIN};
+    int ms = (int)(trace_hang_ns / 1000000) + 1, rc;
+    do
+        rc = poll(&p, 1, ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        trace_report_hang(trace_now_ns());
+}
+
 /* Waits for the reply header of a request; ERROR replies are consumed and reported here.
    On success *h is an OK or VALUE header whose body is still unread. */
 static int boot_recv_reply(struct boot_hdr *h, const char *what)
 {
     unsigned char raw[BOOT_HDR_LEN];
+    boot_wait_reply_readable();
     int st = boot_recv_all(raw, sizeof raw);
     if (st)
         return st;
@@ -244,7 +260,7 @@ static int boot_expect_ok(const char *what)
     return HINT_SUCCESS;
 }
 
-static int boot_connect(const struct sockaddr_un *sa)
+static int boot_connect(const struct sockaddr_un *sa, socklen_t salen)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -253,11 +269,11 @@ static int boot_connect(const struct sockaddr_un *sa)
     }
     int rc;
     do
-        rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+        rc = connect(fd, (const struct sockaddr *)sa, salen);
     while (rc < 0 && errno == EINTR);
     if (rc < 0) {
-        boot_log("cannot connect to hintrun's store at %s: %s (has hintrun exited?)", sa->sun_path,
-                 strerror(errno));
+        boot_log("cannot connect to hintrun's store at %s: %s (has hintrun exited?)",
+                 getenv("HINT_STORE") + 5, strerror(errno));
         close(fd);
         return HINT_ERR_BOOTSTRAP;
     }
@@ -362,6 +378,7 @@ int boot_init(struct boot_info *info)
     int st = HINT_SUCCESS;
     const char *jobid = NULL, *token = NULL;
     struct sockaddr_un sa;
+    socklen_t salen = 0;
     if (!info)
         return HINT_ERR_ARG;
     if (boot.active) {
@@ -374,10 +391,10 @@ int boot_init(struct boot_info *info)
     }
     boot.info = (struct boot_info){0};
     if ((st = boot_env_geometry(&boot.info)) || (st = boot_env_hex("HINT_JOBID", 16, &jobid)) ||
-        (st = boot_env_hex("HINT_TOKEN", BOOT_TOKEN_LEN, &token)) || (st = boot_env_store(&sa)))
+        (st = boot_env_hex("HINT_TOKEN", BOOT_TOKEN_LEN, &token)) || (st = boot_env_store(&sa, &salen)))
         goto out;
     memcpy(boot.info.jobid, jobid, BOOT_JOBID_LEN + 1);
-    if ((st = boot_connect(&sa)))
+    if ((st = boot_connect(&sa, salen)))
         goto out;
     if ((st = boot_hello(token)))
         goto out;
@@ -430,6 +447,19 @@ out:
     return st;
 }
 
+/* The blocking store steps are what a rank waits in during hint_init and hint_finalize. */
+static void boot_trace_begin(const char *step)
+{
+    trace.store_step = step;
+    trace.start_ns = trace_now_ns();
+}
+
+static void boot_trace_end(void)
+{
+    trace.store_step = NULL;
+    trace.start_ns = 0;
+}
+
 /* Receives a VALUE reply's body into val (at most cap bytes). */
 static int boot_recv_value(const struct boot_hdr *h, void *val, size_t cap, size_t *len)
 {
@@ -474,10 +504,12 @@ int boot_get(const char *key, void *val, size_t cap, size_t *len)
     boot_buf_u16(&b, (uint16_t)strlen(key));
     boot_buf_add(&b, key, strlen(key));
     boot_frame_end(&b, 0);
+    boot_trace_begin("get");
     if ((st = boot_send_frame(&b)) || (st = boot_recv_reply(&h, "GET")))
         goto out;
     st = boot_recv_value(&h, val, cap, len);
 out:
+    boot_trace_end();
     boot_buf_free(&b);
     return st;
 }
@@ -493,10 +525,12 @@ int boot_fence(void)
     boot_frame_begin(&b, BOOT_OP_FENCE);
     boot_buf_u32(&b, boot.fence_seq + 1);
     boot_frame_end(&b, 0);
+    boot_trace_begin("fence");
     if ((st = boot_send_frame(&b)) || (st = boot_expect_ok("FENCE")))
         goto out;
     boot.fence_seq++;
 out:
+    boot_trace_end();
     boot_buf_free(&b);
     return st;
 }

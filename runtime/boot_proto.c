@@ -215,3 +215,20 @@ int boot_ct_equal(const void *a, const void *b, size_t n)
         diff |= (unsigned char)(x[i] ^ y[i]);
     return diff == 0;
 }
+
+int boot_unix_addr(const char *path, struct sockaddr_un *sa, socklen_t *len)
+{
+    size_t n = strlen(path);
+    *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+    if (n == 0 || (path[0] == '@' && n == 1) || n >= sizeof sa->sun_path)
+        return -1;
+    memcpy(sa->sun_path, path, n);
+    if (path[0] == '@') {
+        /* abstract: the name is exactly these bytes after a leading NUL, no terminator */
+        sa->sun_path[0] = '\0';
+        *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+    } else {
+        *len = (socklen_t)sizeof *sa;
+    }
+    return 0;
+}

@@ -18,7 +18,8 @@
  *   GET    u16 klen, key[klen]               reply deferred until the key exists
  *   FENCE  u32 seq                           1 for the first fence of the rank, then 2, ...
  *   ABORT  i32 code, u16 mlen, msg[mlen]
- *   BYE    (empty)
+ *   BYE    (empty)                           hint_finalize (boot_fini): hintrun counts a rank
+ *                                            that said HELLO and exits without BYE as failed
  * Replies (server -> client), exactly one per request, in request order:
  *   OK     (empty)                           HELLO, PUT, FENCE, ABORT, BYE
  *   VALUE  u32 vlen, val[vlen]               GET
@@ -30,6 +31,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #define BOOT_PROTO_MAGIC 0x424e4948u /* bytes 'H' 'I' 'N' 'B' */
 #define BOOT_PROTO_VERSION 1u
@@ -109,6 +112,11 @@ int boot_is_hex(const char *s, size_t n);
 /* Exit status of a job aborted with code: code itself when in 1..255, else 1 (an abort is never
    a success, and exit statuses are 8 bits). */
 int boot_abort_status(int code);
+/* The socket address of a store path: "/path" is a socket file, "@name" a Linux abstract
+   socket (no file at all, gone with the last descriptor: nothing to clean up even after a
+   SIGKILL). Returns 0 with *len the address length to bind or connect with, -1 when path is
+   empty or longer than a sockaddr_un holds. */
+int boot_unix_addr(const char *path, struct sockaddr_un *sa, socklen_t *len);
 /* Compares n bytes in time independent of where they differ (for the token). */
 int boot_ct_equal(const void *a, const void *b, size_t n);
 

@@ -11,6 +11,7 @@
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "topology/topology.h"
 #include "transport/shm/shm.h"
 
@@ -38,6 +39,7 @@ int hint_init(int *argc, char ***argv)
         return HINT_ERR_NOT_INITIALIZED; /* as MPI: no restart after finalize */
     int st = HINT_SUCCESS;
     CHECK_GOTO(boot_init(&rt.boot), fail);
+    trace_init(); /* hang reports; until here hintrun's SIGURG is ignored, as by default */
     if (rt.boot.nnodes != 1) {
         RT_ERR("init", "%d nodes requested but only one node is supported yet", rt.boot.nnodes);
         st = HINT_ERR_UNSUPPORTED;
@@ -59,6 +61,7 @@ fail:
 int hint_finalize(void)
 {
     RT_CHECK_INIT();
+    trace.phase = "hint_finalize";
     if (shm_pending() > 0)
         RT_ERR("finalize", "%d point-to-point requests were never completed; their data is lost",
                shm_pending());

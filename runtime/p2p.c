@@ -11,6 +11,7 @@
 #include "runtime/p2p.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "transport/shm/shm.h"
 
 static int check_buffer(const void *buf, size_t count, hint_type t, size_t *bytes)
@@ -111,6 +112,7 @@ static int retire(hint_request *rp, hint_status *st)
 
 int p2p_wait(hint_request *r, hint_status *st)
 {
+    trace_wait_requests(r, 1);
     rt_wait_until(request_done, *r);
     return retire(r, st);
 }
@@ -132,6 +134,7 @@ static bool all_complete(void *arg)
 static int waitall_statuses(size_t n, hint_request r[], hint_status st[])
 {
     struct all_done a = {n, r};
+    trace_wait_requests(r, n);
     rt_wait_until(all_complete, &a);
     int first = HINT_SUCCESS;
     for (size_t i = 0; i < n; i++) {

@@ -6,12 +6,16 @@
  * at once) and hands the core over at once when the peer shares it: measured with hint-bench
  * alltoall 8 B at P=2 on one core, spinning 50 us first made every call 53 us, yielding at once
  * 1.4 us; on two cores both took 0.65 us; at P=8 on 2 cores 235 us against 12.5 us.
+ * Every wait that does not end at once is stamped in runtime/trace.h's record (one store when it
+ * starts, two when it ends), and with HINT_HANG_TIMEOUT=S a wait longer than S seconds prints
+ * what it waits in, once, from the clock reading the loop makes anyway.
  */
 #include <sched.h>
 #include <time.h>
 
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "transport/shm/shm.h"
 
 static long spin_ns, yield_ns;
@@ -30,6 +34,16 @@ static long now_ns(void)
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+/* How long one futex sleep may last: 100 ms, or less when a HINT_HANG_TIMEOUT report is due
+   sooner. */
+static long sleep_ns(long waited)
+{
+    long t = 100 * 1000 * 1000L;
+    if (trace_hang_ns > 0 && waited < trace_hang_ns && trace_hang_ns - waited + 1000000L < t)
+        t = trace_hang_ns - waited + 1000000L;
+    return t;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,26 +51,44 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Leaving a wait: the record says "not waiting" again. Also on the fast path, so a request
+   list set for this wait does not show in the next one. */
+static inline void wait_end(void)
+{
+    trace.start_ns = 0;
+    trace.reqs = NULL;
+}
+
 void rt_wait_until(bool (*done)(void *), void *arg)
 {
     rt_progress();
-    if (done(arg))
+    if (done(arg)) {
+        wait_end();
         return;
+    }
     long start = now_ns();
+    bool reported = false;
+    trace.start_ns = start;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&shm_ctl(rt.shm, rt.shm->me)->bell, memory_order_acquire);
         rt_progress();
         if (done(arg))
-            return;
-        long waited = now_ns() - start;
+            break;
+        long now = now_ns(), waited = now - start;
+        if (trace_hang_ns > 0 && waited > trace_hang_ns && !reported) {
+            trace_report_hang(now); /* once per wait; then it keeps waiting */
+            reported = true;
+        }
         if (waited < spin_ns) {
             for (int i = 0; i < 16; i++)
                 cpu_relax();
         } else if (waited < spin_ns + yield_ns) {
             sched_yield();
         } else {
-            /* The timeout only bounds the cost of a missed wake-up; none is expected. */
-            shm_sleep(rt.shm, seen, 100 * 1000 * 1000L, done, arg);
+            /* The timeout only bounds the cost of a missed wake-up; none is expected. With
+               HINT_HANG_TIMEOUT it also bounds how late the report comes. */
+            shm_sleep(rt.shm, seen, sleep_ns(waited), done, arg);
         }
     }
+    wait_end();
 }

@@ -5,6 +5,7 @@
  *   lt_rank crash SIG RANK       RANK makes a job shm object and a grandchild, then raises SIG
  *   lt_rank abort CODE RANK MSG  RANK calls boot_abort(CODE, MSG); the others sleep
  *   lt_rank sleep [ignore-term]  prints "ready ..." and sleeps forever
+ *   lt_rank sleep leave-things   rank 0 first makes a job shm object and a grandchild
  *   lt_rank spam LINES           many lines, each written in pieces, to stdout and stderr
  *   lt_rank env NAME...          prints NAME=value (or "NAME unset"), and whether stdin is EOF
  *   lt_rank shm                  makes a job shm object and exits 0
@@ -251,11 +252,18 @@ static int mode_abort(int code, int who, const char *msg)
     return 1;
 }
 
-static int mode_sleep(int ignore_term)
+static int mode_sleep(const char *how)
 {
     init();
-    if (ignore_term)
+    if (strcmp(how, "ignore-term") == 0)
         signal(SIGTERM, SIG_IGN);
+    if (strcmp(how, "leave-things") == 0 && info.rank == 0) {
+        make_shm("left");
+        pid_t g = fork();
+        if (g == 0)
+            sleep_forever(); /* stays in the rank's process group */
+        printf("grandchild %d\n", (int)g);
+    }
     announce("ready");
     sleep_forever();
     return 1;
@@ -288,6 +296,7 @@ static int mode_spam(int lines)
             write_pieces(2, line, (size_t)n);
         }
     }
+    boot_fini(); /* exiting 0 without it fails the job */
     return 0;
 }
 
@@ -337,13 +346,13 @@ static int mode_orphan(void)
 
 static int raw_connect(void)
 {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct sockaddr_un sa;
+    socklen_t salen;
     const char *s = getenv("HINT_STORE");
-    if (!s || strncmp(s, "unix:", 5) != 0)
+    if (!s || strncmp(s, "unix:", 5) != 0 || boot_unix_addr(s + 5, &sa, &salen) != 0)
         fail("no unix: HINT_STORE");
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", s + 5);
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, salen) != 0)
         fail("connect: %s", strerror(errno));
     return fd;
 }
@@ -593,7 +602,7 @@ int main(int argc, char **argv)
     if (strcmp(m, "abort") == 0)
         return mode_abort(a, b, argc > 4 ? argv[4] : NULL);
     if (strcmp(m, "sleep") == 0)
-        return mode_sleep(argc > 2 && strcmp(argv[2], "ignore-term") == 0);
+        return mode_sleep(argc > 2 ? argv[2] : "");
     if (strcmp(m, "spam") == 0)
         return mode_spam(a);
     if (strcmp(m, "env") == 0)

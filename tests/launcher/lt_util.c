@@ -265,12 +265,30 @@ int lt_shm_count(const char *jobid)
     return n;
 }
 
-int lt_store_dir_exists(const char *store)
+/* 1 if a socket named @name (abstract) is bound: /proc/net/unix lists it by that name. */
+static int lt_abstract_bound(const char *name)
+{
+    FILE *f = fopen("/proc/net/unix", "r");
+    char line[1024];
+    size_t n = strlen(name);
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        size_t len = strcspn(line, "\n");
+        found = len >= n + 1 && line[len - n - 1] == ' ' && strncmp(line + len - n, name, n) == 0;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+int lt_store_left(const char *store)
 {
     char dir[4096];
     struct stat sb;
     if (strncmp(store, "unix:", 5) != 0)
         return 0;
+    if (store[5] == '@')
+        return lt_abstract_bound(store + 5);
     snprintf(dir, sizeof dir, "%s", store + 5);
     char *slash = strrchr(dir, '/');
     if (!slash)

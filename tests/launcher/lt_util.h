@@ -1,6 +1,6 @@
 /*
  * tests/launcher/lt_util.h — running hintrun from a test: spawn it, capture its output, time
- * it, and check what it left behind (processes, shm objects, the store's directory).
+ * it, and check what it left behind (processes, shm objects, the store's socket).
  */
 #ifndef HINT_TESTS_LAUNCHER_LT_UTIL_H
 #define HINT_TESTS_LAUNCHER_LT_UTIL_H
@@ -45,7 +45,8 @@ char lt_pid_state(pid_t pid);
 int lt_pid_alive(pid_t pid);
 /* Number of /dev/shm entries starting with hint-<uid>-<jobid>. */
 int lt_shm_count(const char *jobid);
-/* 1 if the directory of the store socket (HINT_STORE=unix:DIR/store) still exists. */
-int lt_store_dir_exists(const char *store);
+/* 1 if the store is still there: its abstract socket (HINT_STORE=unix:@NAME) is bound, or the
+   directory of its socket file (unix:DIR/store) exists. */
+int lt_store_left(const char *store);
 
 #endif

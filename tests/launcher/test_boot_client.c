@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,8 @@ Test(boot_client, malformed_environment)
         {"HINT_JOBID", "0123"}, {"HINT_JOBID", "0123456789abcdeg"}, {"HINT_TOKEN", "short"},
         {"HINT_OVERSUBSCRIBED", "2"}, {"HINT_LAUNCHER_PID", "0"}, {"HINT_STORE", "tcp:h:1"},
         {"HINT_STORE", "unix:"}, {"HINT_STORE", "/no/prefix"},
-        {"HINT_STORE", "unix:/nonexistent/hint-store"},
+        {"HINT_STORE", "unix:/nonexistent/hint-store"}, {"HINT_STORE", "unix:@"},
+        {"HINT_STORE", "unix:@hint-no-such-abstract-store"},
         {"HINT_TOKEN", NULL}, {"HINT_SIZE", NULL}, {"HINT_LAUNCHER_PID", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -298,4 +300,25 @@ Test(boot_proto, small_helpers)
     cr_expect_eq(boot_abort_status(0), 1);
     cr_expect_eq(boot_abort_status(256), 1);
     cr_expect_eq(boot_abort_status(-5), 1);
+}
+
+/* Store addresses: a path is a socket file; "@name" an abstract socket whose address length
+   covers exactly the name (a longer one would name another socket). */
+Test(boot_client, unix_addresses)
+{
+    struct sockaddr_un sa;
+    socklen_t len;
+    cr_assert_eq(boot_unix_addr("@hint-0-abc", &sa, &len), 0);
+    cr_expect_eq(sa.sun_path[0], '\0');
+    cr_expect_eq(memcmp(sa.sun_path + 1, "hint-0-abc", 10), 0);
+    cr_expect_eq(len, offsetof(struct sockaddr_un, sun_path) + 11);
+    cr_assert_eq(boot_unix_addr("/tmp/x/store", &sa, &len), 0);
+    cr_expect_str_eq(sa.sun_path, "/tmp/x/store");
+    cr_expect_eq(len, sizeof sa);
+    char longp[200];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    cr_expect_eq(boot_unix_addr(longp, &sa, &len), -1);
+    cr_expect_eq(boot_unix_addr("", &sa, &len), -1);
+    cr_expect_eq(boot_unix_addr("@", &sa, &len), -1);
 }

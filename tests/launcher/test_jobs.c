@@ -1,6 +1,7 @@
 /*
  * tests/launcher/test_jobs.c — how a job ends: exit statuses, crashes, abort, timeout, signals
- * to hintrun; and that every path leaves no rank process, shm object or socket directory.
+ * to hintrun; and that every path leaves no rank process, shm object or store socket, even a
+ * SIGKILL of hintrun itself.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -15,7 +16,7 @@
 #define END_WITHIN 1.0
 
 /* Everything the ranks announced ("... pid P ...", "grandchild G") is gone, and so are the
-   job's shm objects and store directory. */
+   job's shm objects and store socket. */
 static void expect_clean(const struct lt_run *r)
 {
     int seen = 0;
@@ -33,7 +34,8 @@ static void expect_clean(const struct lt_run *r)
     lt_find_word(r->out, " store ", "store", store, sizeof store);
     cr_assert_eq(strlen(jobid), 16, "jobid not found in output:\n%s", r->out);
     cr_expect_eq(lt_shm_count(jobid), 0, "shm objects of job %s left in /dev/shm", jobid);
-    cr_expect_not(lt_store_dir_exists(store), "store directory of %s left behind", store);
+    cr_expect(strncmp(store, "unix:@", 6) == 0, "the store is not an abstract socket: %s", store);
+    cr_expect_not(lt_store_left(store), "store socket %s left behind", store);
 }
 
 /* The failing rank's pid from its own announcement, and the message hintrun printed. */
@@ -76,6 +78,32 @@ Test(jobs, rank_exit_status)
     double dt = time_to_end(&r, "exit at ");
     cr_expect_lt(dt, END_WITHIN, "job ended %.3f s after rank 1 exited", dt);
     expect_clean(&r);
+    lt_run_free(&r);
+}
+
+/* A rank that connected to the store (hint_init) and exits 0 without BYE (hint_finalize) left
+   its peers waiting: that is a failure, reported at once. */
+Test(jobs, rank_exit0_without_finalize)
+{
+    struct lt_run r;
+    const char *const args[] = {"-n", "3", lt_rank(), "exit", "0", "1", NULL};
+    cr_assert_eq(lt_run(&r, args, NULL, NULL), 0);
+    cr_expect_eq(r.status, 1, "stderr: %s", r.err);
+    expect_rank_message(&r, 1, "exited with status 0 without calling hint_finalize; ending the job");
+    double dt = time_to_end(&r, "exit at ");
+    cr_expect_lt(dt, END_WITHIN, "job ended %.3f s after rank 1 exited", dt);
+    expect_clean(&r);
+    lt_run_free(&r);
+}
+
+/* A program that never starts hint (no HELLO) may exit 0 as before. */
+Test(jobs, program_without_hint_exits_0)
+{
+    struct lt_run r;
+    const char *const args[] = {"-n", "2", lt_rank(), "env", "HINT_RANK", NULL};
+    cr_assert_eq(lt_run(&r, args, NULL, NULL), 0);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_eq(lt_count(r.out, "HINT_RANK="), 2, "%s", r.out);
     lt_run_free(&r);
 }
 
@@ -167,26 +195,33 @@ Test(jobs, orphaned_fence_and_get)
     lt_run_free(&r);
 }
 
-/* Even a SIGKILLed hintrun takes its ranks along (PR_SET_PDEATHSIG). */
+/* A SIGKILLed hintrun runs no code, yet leaves nothing behind: the ranks die with it
+   (PR_SET_PDEATHSIG), the watcher kills what they forked and removes the job's shm objects, and
+   the store was an abstract socket, gone with hintrun. */
 Test(jobs, hintrun_sigkilled)
 {
     struct lt_run r;
     const struct lt_signal when = {.marker = "ready rank", .count = 3, .sig = SIGKILL};
-    const char *const args[] = {"-n", "3", lt_rank(), "sleep", NULL};
+    const char *const args[] = {"-n", "3", lt_rank(), "sleep", "leave-things", NULL};
     cr_assert_eq(lt_run(&r, args, NULL, &when), 0);
     cr_expect_eq(r.status, 128 + SIGKILL);
     int seen = 0;
     for (const char *p = r.out; (p = strstr(p, " pid ")); p++, seen++)
         cr_expect_not(lt_pid_alive((pid_t)strtol(p + 5, NULL, 10)), "rank outlived hintrun");
     cr_expect_eq(seen, 3);
-    /* nothing could clean up after hintrun: remove its store directory ourselves */
-    char store[4096], path[4096];
+    char jobid[32], store[4096];
+    lt_find_word(r.out, " jobid ", "jobid", jobid, sizeof jobid);
     lt_find_word(r.out, " store ", "store", store, sizeof store);
-    cr_assert(strncmp(store, "unix:", 5) == 0, "%s", r.out);
-    snprintf(path, sizeof path, "%s", store + 5);
-    unlink(path);
-    *strrchr(path, '/') = '\0';
-    cr_expect_eq(rmdir(path), 0, "cannot remove %s", path);
+    cr_assert_eq(strlen(jobid), 16, "%s", r.out);
+    long g = lt_find_long(r.out, "grandchild", "grandchild");
+    cr_assert_gt(g, 0, "%s", r.out);
+    /* lt_run returns once hintrun's output pipe closes: the watcher holds it until it is done */
+    cr_expect_not(lt_pid_alive((pid_t)g), "a rank's child outlived hintrun");
+    cr_expect_eq(lt_shm_count(jobid), 0, "shm objects of job %s left in /dev/shm", jobid);
+    cr_expect(strncmp(store, "unix:@", 6) == 0, "the store is not an abstract socket: %s", store);
+    cr_expect_not(lt_store_left(store), "store socket %s left behind", store);
+    cr_expect(strstr(r.err, "hintrun: watcher: hintrun (job "), "%s", r.err);
+    cr_expect(r.t_end - r.t_start < 10, "took %.2f s", r.t_end - r.t_start);
     lt_run_free(&r);
 }
 

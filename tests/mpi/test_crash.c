@@ -1,12 +1,15 @@
 /*
  * tests/mpi/test_crash.c — the failure paths: a rank killed, crashing, exiting non-zero or
  * aborting mid-exchange ends the whole job quickly with the right status and a message naming
- * the rank, and leaves no process and no shared-memory object behind.
+ * the rank, and leaves no process and no shared-memory object behind. And no hang is silent: a
+ * rank that exits 0 without hint_finalize or dies while the others wait in a collective ends the
+ * job at once; HINT_HANG_TIMEOUT and --timeout make every rank say what it waits in.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/common/job.h"
@@ -49,3 +52,151 @@ Test(crash, exit_status_mid_exchange, .timeout = 60) { crash_case("exit", 4, 3, 
 Test(crash, sigkill_before_init, .timeout = 60) { crash_case("preinit", 3, 1, 128 + SIGKILL, "signal 9"); }
 Test(crash, sigkill_oversubscribed, .timeout = 60) { crash_case("kill", 16, 9, 128 + SIGKILL, "signal 9"); }
 Test(crash, abort, .timeout = 60) { crash_case("abort", 4, 1, 7, "abort"); }
+
+/* ---------------------------------------------------------------- no silent hang */
+
+/* A hang mode of tests/mpi/crash under hintrun with --timeout (a safety net for the cases that
+   must end sooner), with extra environment. */
+static void hang_run(const char *mode, int np, int victim, const char *timeout, const char *const env[],
+                     struct job_result *res)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", victim);
+    const char *opts[] = {"--timeout", timeout, NULL};
+    const char *argv[] = {job_build_path("tests/mpi/crash"), mode, v, NULL};
+    cr_assert_eq(job_run(opts, np, argv, env, res), 0);
+}
+
+/* The pid the victim printed as "rankpid=" is the n-th one (ranks print in any order, so the
+   pid in hintrun's message is checked against every rank's). */
+static int names_a_rank_pid(const char *out, const char *before_pid)
+{
+    for (const char *p = strstr(out, "rankpid="); p; p = strstr(p + 1, "rankpid=")) {
+        char want[128];
+        snprintf(want, sizeof want, "%s%d)", before_pid, atoi(p + 8));
+        if (strstr(out, want))
+            return 1;
+    }
+    return 0;
+}
+
+static void ends_at_once_case(const char *mode, int np, int victim, const char *what)
+{
+    struct job_result res;
+    hang_run(mode, np, victim, "30", NULL, &res);
+    char msg[160];
+    snprintf(msg, sizeof msg, "hintrun: rank %d (pid ", victim);
+    cr_expect(names_a_rank_pid(res.output, msg), "no message naming rank %d and its pid:\n%s", victim,
+              res.output);
+    cr_expect(strstr(res.output, what) != NULL, "message lacks '%s':\n%s", what, res.output);
+    cr_expect(res.status != 0 && res.status != 124, "status %d:\n%s", res.status, res.output);
+    /* start-up, 0.1 s before the victim acts, then within about a second: far below --timeout */
+    cr_expect(res.seconds < 4.0, "job took %.2f s to end:\n%s", res.seconds, res.output);
+    cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
+    expect_no_survivors(res.output);
+    free(res.output);
+}
+
+Test(crash, exit0_without_finalize_while_others_wait, .timeout = 60)
+{
+    ends_at_once_case("exit0", 3, 1, "exited with status 0 without calling hint_finalize; ending the job");
+}
+
+Test(crash, sigkill_while_others_wait_in_barrier, .timeout = 60)
+{
+    ends_at_once_case("killcoll", 3, 2, "killed by signal 9");
+}
+
+/* Lines of out that contain every one of the strings. */
+static int count_lines_with(const char *out, const char *a, const char *b)
+{
+    int n = 0;
+    for (const char *l = out; l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        if (strstr(line, a) && (!b || strstr(line, b)))
+            n++;
+        l = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+/* The scatter root fails its argument check (NULL send buffer) and goes on to hint_finalize:
+   with HINT_HANG_TIMEOUT=1 every rank says, once, what it waits in; --timeout then asks them
+   again and ends the job. */
+Test(crash, scatter_root_fails_hang_timeout, .timeout = 60)
+{
+    struct job_result res;
+    const char *env[] = {"HINT_HANG_TIMEOUT=1", NULL};
+    hang_run("scatter_null", 3, 0, "4", env, &res);
+    cr_expect(strstr(res.output, "root: scatter returned") != NULL, "%s", res.output);
+    for (int r = 1; r < 3; r++) {
+        char who[64];
+        snprintf(who, sizeof who, "hint: rank %d waiting ", r);
+        /* one line from HINT_HANG_TIMEOUT, one when --timeout asks */
+        cr_expect_eq(count_lines_with(res.output, who, " in scatter on group 0 call #"), 2,
+                     "rank %d: expected 2 lines '%s... in scatter ...':\n%s", r, who, res.output);
+        cr_expect_eq(count_lines_with(res.output, who, "for rank(s) 0"), 2, "rank %d does not say it waits for "
+                     "rank 0:\n%s", r, res.output);
+    }
+    cr_expect_eq(count_lines_with(res.output, "hint: rank 0 waiting ",
+                                  "in hint_finalize (the bootstrap store's fence) for every rank"),
+                 2, "rank 0's state:\n%s", res.output);
+    cr_expect(strstr(res.output, "(algorithm ") != NULL && strstr(res.output, "(algorithm ?)") == NULL,
+              "algorithm not named:\n%s", res.output);
+    cr_expect(strstr(res.output, "hintrun: timeout: the job ran longer than 4 seconds") != NULL, "%s",
+              res.output);
+    cr_expect_eq(res.status, 124, "%s", res.output);
+    cr_expect(res.seconds >= 4.0 && res.seconds < 7.0, "job took %.2f s with --timeout 4", res.seconds);
+    expect_no_survivors(res.output);
+    free(res.output);
+}
+
+/* The hang lines come before the timeout message, which comes after the ranks' answers. */
+static void expect_before_timeout(const char *out, const char *line)
+{
+    const char *l = strstr(out, line), *t = strstr(out, "hintrun: timeout:");
+    cr_expect(l != NULL, "no '%s':\n%s", line, out);
+    cr_expect(t != NULL && l != NULL && l < t, "'%s' not before the timeout message:\n%s", line, out);
+}
+
+/* Rank 0 calls bcast (root 1) then barrier, rank 1 barrier then bcast: --timeout shows each
+   rank in a different collective, waiting for the other. */
+Test(crash, mismatched_order_timeout, .timeout = 60)
+{
+    struct job_result res;
+    hang_run("order", 2, 0, "2", NULL, &res);
+    cr_expect_eq(res.status, 124, "%s", res.output);
+    expect_before_timeout(res.output, "hint: rank 0 waiting ");
+    cr_expect_eq(count_lines_with(res.output, "hint: rank 0 waiting ", " in bcast on group 0 call #"), 1,
+                 "%s", res.output);
+    cr_expect_eq(count_lines_with(res.output, "hint: rank 0 waiting ", "for rank(s) 1"), 1, "%s", res.output);
+    cr_expect_eq(count_lines_with(res.output, "hint: rank 1 waiting ", " in barrier on group 0 call #"), 1,
+                 "%s", res.output);
+    cr_expect(strstr(res.output, "hintrun: timeout: the job ran longer than 2 seconds") != NULL, "%s",
+              res.output);
+    cr_expect(res.seconds >= 2.0 && res.seconds < 5.0, "job took %.2f s with --timeout 2", res.seconds);
+    expect_no_survivors(res.output);
+    free(res.output);
+}
+
+/* A stopped rank cannot answer: hintrun says it is stopped; the others say what they wait in. */
+Test(crash, stopped_rank_timeout, .timeout = 60)
+{
+    struct job_result res;
+    hang_run("stop", 3, 1, "2", NULL, &res);
+    cr_expect_eq(res.status, 124, "%s", res.output);
+    cr_expect(names_a_rank_pid(res.output, "hintrun: rank 1 (pid "), "%s", res.output);
+    cr_expect(strstr(res.output, "is stopped (SIGSTOP or a debugger)") != NULL, "%s", res.output);
+    expect_before_timeout(res.output, "is stopped");
+    for (int r = 0; r < 3; r += 2) {
+        char who[64];
+        snprintf(who, sizeof who, "hint: rank %d waiting ", r);
+        cr_expect_eq(count_lines_with(res.output, who, " in barrier on group 0 call #"), 1, "%s", res.output);
+    }
+    cr_expect(res.seconds >= 2.0 && res.seconds < 5.0, "job took %.2f s with --timeout 2", res.seconds);
+    expect_no_survivors(res.output);
+    free(res.output);
+}

@@ -1,0 +1,55 @@
+/*
+ * launcher/report.c — when --timeout expires, what each rank is doing.
+ *
+ * A rank that called hint_init answers SIGURG by writing one line about what it waits in
+ * (runtime/trace.h) to its stderr, which hintrun forwards. SIGURG is ignored by default, so a
+ * rank that has not started hint, or a program that never does, is not harmed by it. The ranks
+ * that cannot answer are reported here instead: a stopped rank (its handler cannot run), one
+ * that has not reached hint_init, and one that has finalized.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher/launch.h"
+
+/* The state letter of pid in /proc/pid/stat ('R', 'S', 'T', ...), '?' when unreadable. */
+static char launch_proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return '?';
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return '?';
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+    return paren && paren[1] == ' ' ? paren[2] : '?';
+}
+
+void launch_ask_states(struct launch_job *job)
+{
+    for (int r = 0; r < job->np; r++) {
+        const struct launch_rank *rk = &job->ranks[r];
+        if (!rk->running)
+            continue;
+        char state = launch_proc_state(rk->pid);
+        int joined = store_rank_joined(job->store, r);
+        if (state == 'T' || state == 't')
+            fprintf(stderr, "hintrun: rank %d (pid %d) is stopped (SIGSTOP or a debugger); it "
+                    "cannot say what it waits in\n", r, (int)rk->pid);
+        else if (joined == 0)
+            fprintf(stderr, "hintrun: rank %d (pid %d) has not called hint_init\n", r,
+                    (int)rk->pid);
+        else if (joined == 2)
+            fprintf(stderr, "hintrun: rank %d (pid %d) has finished hint_finalize and is still running\n",
+                    r, (int)rk->pid);
+        else
+            kill(rk->pid, SIGURG); /* the rank itself, not what it forked */
+    }
+}
