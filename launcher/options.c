@@ -25,14 +25,16 @@ void launch_usage(FILE *to)
         "                          shared-heap malloc (for programs that load hint later, e.g. by dlopen)\n"
         "  --nodes K               split the machine into K virtual nodes (only 1 for now)\n"
         "  --tag-output            prefix each output line with [rank]\n"
-        "  --timeout SECONDS       end the job after SECONDS (exit 124)\n"
+        "  --timeout SECONDS       end the job after SECONDS (exit 124); each rank first says what it\n"
+        "                          waits in\n"
         "  -x NAME[=VALUE]         pass an environment variable (NAME alone: hintrun's value)\n"
         "  -h, --help              this text\n"
         "  -V, --version           hintrun's version\n"
         "\n"
         "Exit status: 0 when every rank exits 0; else the first failing rank's status, 128+signal\n"
-        "for a rank killed by a signal, 124 on timeout, 126/127 when PROGRAM cannot be run, 2 for\n"
-        "a usage error. A failing rank ends the whole job. See docs/LAUNCHER.md.\n",
+        "for a rank killed by a signal, 1 for a rank that exits 0 after hint_init without\n"
+        "hint_finalize, 124 on timeout, 126/127 when PROGRAM cannot be run, 2 for a usage error.\n"
+        "A failing rank ends the whole job. See docs/LAUNCHER.md.\n",
         LAUNCH_MAX_RANKS);
 }
 
