@@ -12,10 +12,25 @@
  *
  * mimalloc may not decommit: on a shared tmpfs mapping a decommit would drop pages that other
  * ranks still see.
+ *
+ * Backing: a page of a tmpfs object that /dev/shm cannot supply when it is first touched kills
+ * the process with SIGBUS, and /dev/shm may fill up after the start. So mimalloc only ever sees
+ * memory that is reserved with fallocate. It takes memory from the arena one arena block
+ * (32 MiB, its segment) at a time, lowest free block first, and touches the block's pages
+ * wherever its pages go; so every block not yet reserved is held by a "plug", a huge block
+ * that fills it exactly (only its first 128 KiB are reserved: what mimalloc writes of it). When
+ * mimalloc finds no free block it returns NULL; heap_alloc then reserves the lowest plugged
+ * block(s) with one fallocate, frees their plugs, and asks again. A reservation that fails
+ * (ENOSPC) leaves the plug in place: the allocation fails cleanly (malloc falls back to glibc or
+ * returns NULL), with one warning. A huge block can only be freed at once by the thread that
+ * made it, so the plugs belong to a keeper thread that sleeps until asked to free some.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <mimalloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +47,29 @@ struct heap_state heap;
 static mi_arena_id_t arena;
 static __thread mi_heap_t *thread_heap;
 
+/* mimalloc 2.0's segment, which is also its arena block: the unit the arena hands out. */
+#define BLOCK_BYTES ((size_t)32 << 20)
+/* A huge block whose segment (64 KiB header + the block) fills exactly one arena block. */
+#define PLUG_BYTES ((size_t)31 << 20)
+/* What mimalloc writes of a plug: the segment header (one 64 KiB slice) and the block's first
+   word; reserved at start so that making a plug cannot fault. */
+#define PLUG_TOUCHED ((size_t)128 << 10)
+
+static struct {
+    int fd;                /* the heap object, for fallocate; -1 when closed */
+    size_t nblocks;        /* arena blocks in my partition */
+    size_t next;           /* blocks [0, next) are reserved and mimalloc's; [next, nblocks) plugged */
+    void **plug;           /* plug[k] holds block k */
+    atomic_uint grown;     /* bumped by every reservation: a thread that failed before it asks again */
+    pthread_mutex_t lock;  /* one reservation at a time; the keeper's hand-over */
+    pthread_cond_t ask, done;
+    size_t free_to;        /* the keeper frees plugs up to here */
+    size_t freed_to;       /* ... and says how far it got */
+    bool keeper_ready, keeper_ok, quit;
+    pthread_t keeper;
+} reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .ask = PTHREAD_COND_INITIALIZER,
+             .done = PTHREAD_COND_INITIALIZER};
+
 static size_t round_down(size_t x, size_t a) { return x / a * a; }
 
 static size_t shm_free_bytes(void)
@@ -47,7 +85,7 @@ static size_t shm_free_bytes(void)
 static int choose_partition(int nlocal, size_t *part)
 {
     size_t avail = shm_free_bytes();
-    size_t asked = rt_env_size("HINT_HEAP_SIZE", 0);
+    size_t asked = rt_cfg_size("HINT_HEAP_SIZE"); /* 0: unset */
     size_t want;
     if (asked > 0)
         want = asked + HEAP_ALIGN - 1;
@@ -104,9 +142,11 @@ static int create_object(void)
         RT_ERR("heap", "mapping %zu MiB of %s failed: %s", heap.size >> 20, heap.name, strerror(errno));
         st = HINT_ERR_NOMEM;
     }
-    close(fd);
-    if (st != HINT_SUCCESS)
+    if (st != HINT_SUCCESS) {
+        close(fd);
         shm_unlink(heap.name);
+    } else
+        reserve.fd = fd; /* kept for fallocate */
     return st;
 }
 
@@ -124,9 +164,11 @@ static int attach_object(void)
         st = HINT_ERR_TRANSPORT;
     else if ((heap.base = map_aligned(fd, heap.size)) == NULL)
         st = HINT_ERR_NOMEM;
-    close(fd);
-    if (st != HINT_SUCCESS)
+    if (st != HINT_SUCCESS) {
+        close(fd);
         RT_ERR("heap", "attaching the shared heap %s failed", heap.name);
+    } else
+        reserve.fd = fd; /* kept for fallocate */
     return st;
 }
 
@@ -143,9 +185,159 @@ static int start_arena(void)
     return HINT_SUCCESS;
 }
 
+/* ---- backing ---- */
+
+static char *my_partition(void) { return heap.base + (size_t)heap.me * heap.part; }
+
+/* Reserve [off, off + len) of my partition in /dev/shm: afterwards touching it cannot SIGBUS. */
+static int back(size_t off, size_t len)
+{
+    if (fallocate(reserve.fd, 0, (off_t)((size_t)heap.me * heap.part + off), (off_t)len) == 0)
+        return 0;
+    return errno;
+}
+
+/* The keeper owns the plugs: it makes one per arena block at start, then frees the lowest ones
+   when asked (a huge block is freed at once only by the thread that made it). */
+static void *keeper_main(void *unused)
+{
+    (void)unused;
+    mi_heap_t *h = mi_heap_new_in_arena(arena);
+    bool ok = h != NULL;
+    char *mine = my_partition();
+    for (size_t k = 0; ok && k < reserve.nblocks; k++) {
+        char *p = reserve.plug[k] = mi_heap_malloc(h, PLUG_BYTES);
+        /* first fit: plug k must hold block k, within the reserved start of it */
+        ok = p != NULL && (size_t)(p - mine) / BLOCK_BYTES == k && (size_t)(p - mine) % BLOCK_BYTES < PLUG_TOUCHED;
+    }
+    pthread_mutex_lock(&reserve.lock);
+    reserve.keeper_ok = ok;
+    reserve.keeper_ready = true;
+    pthread_cond_broadcast(&reserve.done);
+    while (ok && !reserve.quit) {
+        while (reserve.freed_to < reserve.free_to) {
+            mi_free(reserve.plug[reserve.freed_to]);
+            reserve.plug[reserve.freed_to++] = NULL;
+        }
+        pthread_cond_broadcast(&reserve.done);
+        pthread_cond_wait(&reserve.ask, &reserve.lock);
+    }
+    pthread_mutex_unlock(&reserve.lock);
+    return NULL;
+}
+
+/* Reserve the start of every block (what making its plug writes) and plug them all. */
+static int plug_all_blocks(void)
+{
+    reserve.nblocks = heap.part / BLOCK_BYTES;
+    reserve.plug = calloc(reserve.nblocks, sizeof *reserve.plug);
+    if (reserve.plug == NULL)
+        return HINT_ERR_NOMEM;
+    for (size_t k = 0; k < reserve.nblocks; k++) {
+        int e = back(k * BLOCK_BYTES, PLUG_TOUCHED);
+        if (e != 0) {
+            RT_ERR("heap", "reserving the shared heap's first pages in /dev/shm failed: %s; free space in /dev/shm "
+                   "(docker: --shm-size) or run with HINT_HEAP=private", strerror(e));
+            return HINT_ERR_NOMEM;
+        }
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the keeper takes no signals */
+    int e = pthread_create(&reserve.keeper, NULL, keeper_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        RT_ERR("heap", "starting the shared heap's keeper thread failed: %s", strerror(e));
+        return HINT_ERR_NOMEM;
+    }
+    pthread_setname_np(reserve.keeper, "hint-heap");
+    pthread_mutex_lock(&reserve.lock);
+    while (!reserve.keeper_ready)
+        pthread_cond_wait(&reserve.done, &reserve.lock);
+    pthread_mutex_unlock(&reserve.lock);
+    if (!reserve.keeper_ok) {
+        pthread_join(reserve.keeper, NULL);
+        RT_ERR("heap", "mimalloc did not place the shared heap's reservations block by block (not mimalloc 2.0?); "
+               "run with HINT_HEAP=private");
+        return HINT_ERR_INTERNAL;
+    }
+    return HINT_SUCCESS;
+}
+
+/* One warning per process when /dev/shm has filled up since the start. */
+static void warn_shm_full(size_t wanted)
+{
+    if (atomic_exchange(&heap.shm_full, true))
+        return;
+    char msg[640];
+    int n = snprintf(msg, sizeof msg,
+                     "hint: rank %d: the shared heap needs %zu MiB more in /dev/shm but only %zu MiB are free (it "
+                     "filled up after the start); %s. Free space in /dev/shm or enlarge it (docker: --shm-size).\n",
+                     rt.boot.rank, wanted >> 20, shm_free_bytes() >> 20,
+                     heap_strict() ? "allocations that need more return NULL (HINT_HEAP_STRICT=1)"
+                                   : "further buffers come from the private heap (slower collectives; "
+                                     "HINT_HEAP_STRICT=1 gives NULL instead)");
+    ssize_t unused = write(2, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1); /* we may be inside malloc */
+    (void)unused;
+}
+
+/* Reserve the lowest plugged blocks (enough for a request of `bytes`) and have the keeper free
+   their plugs. Called with the lock held; false when nothing could be added. */
+static bool unplug(size_t bytes)
+{
+    size_t left = reserve.nblocks - reserve.next;
+    /* a huge block needs its size rounded up (mimalloc rounds to 4 MiB) plus a 64 KiB header */
+    size_t n = (bytes + ((size_t)4 << 20) + ((size_t)64 << 10) + BLOCK_BYTES - 1) / BLOCK_BYTES;
+    if (n > left)
+        n = left;
+    if (n == 0 || reserve.fd < 0)
+        return false;
+    size_t len = n * BLOCK_BYTES;
+    if (shm_free_bytes() < len) { /* fallocate would fail anyway, after taking and returning pages */
+        warn_shm_full(len);
+        return false;
+    }
+    int e = back(reserve.next * BLOCK_BYTES, len);
+    if (e != 0) {
+        if (e == ENOSPC)
+            warn_shm_full(len);
+        return false;
+    }
+    reserve.free_to = reserve.next + n;
+    pthread_cond_signal(&reserve.ask);
+    while (reserve.freed_to < reserve.free_to)
+        pthread_cond_wait(&reserve.done, &reserve.lock);
+    reserve.next += n;
+    atomic_fetch_add(&reserve.grown, 1);
+    return true;
+}
+
+/* mimalloc found no room: reserve more unless another thread did since `seen`. */
+static bool grow(unsigned seen, size_t bytes)
+{
+    if (bytes > heap.part)
+        return false; /* can never fit */
+    pthread_mutex_lock(&reserve.lock);
+    bool ok = atomic_load(&reserve.grown) != seen || unplug(bytes);
+    pthread_mutex_unlock(&reserve.lock);
+    return ok;
+}
+
+static void stop_keeper(void)
+{
+    if (!reserve.keeper_ok)
+        return;
+    pthread_mutex_lock(&reserve.lock);
+    reserve.quit = true;
+    pthread_cond_signal(&reserve.ask);
+    pthread_mutex_unlock(&reserve.lock);
+    pthread_join(reserve.keeper, NULL);
+    reserve.keeper_ok = false;
+}
+
 int heap_init(void)
 {
-    const char *mode = rt_env_str("HINT_HEAP", "shared");
+    const char *mode = rt_cfg_str("HINT_HEAP");
     if (strcmp(mode, "private") == 0)
         return HINT_SUCCESS;
     if (strcmp(mode, "shared") != 0)
@@ -179,12 +371,22 @@ int heap_init(void)
     if (atomic_fetch_add(&rt.shm->hdr->heap_attached, 1) + 1 == (uint32_t)heap.nlocal)
         shm_unlink(heap.name);
     CHECK_GOTO(start_arena(), out);
+    CHECK_GOTO(plug_all_blocks(), out);
     heap.active = true;
 out:
     return st;
 }
 
-void heap_stop(void) { heap.active = false; }
+void heap_stop(void)
+{
+    heap.active = false;
+    stop_keeper(); /* the plugs stay: the heap no longer grows */
+    pthread_mutex_lock(&reserve.lock);
+    if (reserve.fd >= 0)
+        close(reserve.fd);
+    reserve.fd = -1;
+    pthread_mutex_unlock(&reserve.lock);
+}
 
 static mi_heap_t *my_heap(void)
 {
@@ -193,22 +395,45 @@ static mi_heap_t *my_heap(void)
     return thread_heap;
 }
 
-void *heap_alloc(size_t size, size_t align, bool zero)
+static void *mi_alloc(mi_heap_t *h, size_t size, size_t align, bool zero)
 {
-    if (!heap.active)
-        return NULL;
-    mi_heap_t *h = my_heap();
-    if (h == NULL)
-        return NULL;
     if (align > sizeof(void *) * 2)
         return zero ? mi_heap_zalloc_aligned(h, size, align) : mi_heap_malloc_aligned(h, size, align);
     return zero ? mi_heap_zalloc(h, size) : mi_heap_malloc(h, size);
 }
 
+void *heap_alloc(size_t size, size_t align, bool zero)
+{
+    if (!heap.active || align > BLOCK_BYTES / 2) /* larger alignments: mimalloc wants them outside the arena */
+        return NULL;
+    mi_heap_t *h = my_heap();
+    if (h == NULL)
+        return NULL;
+    int saved = errno;
+    for (;;) {
+        unsigned seen = atomic_load(&reserve.grown);
+        void *p = mi_alloc(h, size, align, zero);
+        if (p != NULL)
+            errno = saved; /* mimalloc set ENOMEM before the reservation grew */
+        if (p != NULL || !grow(seen, size + align))
+            return p;
+    }
+}
+
 void *heap_realloc(void *p, size_t size)
 {
     mi_heap_t *h = heap.active ? my_heap() : NULL;
-    return h ? mi_heap_realloc(h, p, size) : NULL;
+    if (h == NULL)
+        return NULL;
+    int saved = errno;
+    for (;;) {
+        unsigned seen = atomic_load(&reserve.grown);
+        void *q = mi_heap_realloc(h, p, size);
+        if (q != NULL)
+            errno = saved;
+        if (q != NULL || !grow(seen, size))
+            return q;
+    }
 }
 
 void heap_release(void *p) { mi_free(p); }

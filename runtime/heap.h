@@ -7,6 +7,7 @@
 #ifndef HINT_RUNTIME_HEAP_H
 #define HINT_RUNTIME_HEAP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@ struct heap_state {
     int nlocal, me;
     bool active;           /* malloc serves from the partition */
     bool mapped;           /* the mapping exists (stays after finalize: buffers outlive it) */
+    atomic_bool shm_full;  /* /dev/shm could not back more of the partition (warned once) */
     char name[64];
 };
 
@@ -33,6 +35,8 @@ int heap_init(void);
 void heap_stop(void);
 /* HINT_SUCCESS when glibc's allocator is reachable as __libc_malloc (runtime/malloc.c). */
 int heap_check_glibc(void);
+/* HINT_HEAP_STRICT=1: a full heap gives NULL instead of glibc's memory (runtime/malloc.c). */
+bool heap_strict(void);
 
 /* True when p lies in this process's mapping of the shared heap (any rank's partition). */
 static inline bool heap_contains(const void *p)
@@ -58,7 +62,9 @@ static inline uint64_t heap_span(const void *p, size_t bytes)
     return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
 }
 
-/* Allocation in the partition (NULL when full or inactive); used by malloc.c and hint_malloc. */
+/* Allocation in the partition (NULL when full, when /dev/shm cannot back more of it, or when
+   inactive); used by malloc.c, hint_malloc and the collectives' staging. Memory it returns is
+   reserved in /dev/shm: touching it never raises SIGBUS. */
 void *heap_alloc(size_t size, size_t align, bool zero);
 void *heap_realloc(void *p, size_t size);
 void heap_release(void *p);

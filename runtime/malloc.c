@@ -104,10 +104,10 @@ static void g_free(void *p)
 static atomic_bool warned_full;
 static int strict = -1;
 
-static bool heap_strict(void)
+bool heap_strict(void)
 {
     if (strict < 0)
-        strict = rt_env_long("HINT_HEAP_STRICT", 0, 0, 1) == 1;
+        strict = rt_cfg_long("HINT_HEAP_STRICT") == 1;
     return strict;
 }
 
@@ -118,7 +118,7 @@ static void *fallback(size_t size, size_t align, bool zero)
         errno = ENOMEM;
         return NULL;
     }
-    if (!atomic_exchange(&warned_full, true)) {
+    if (!atomic_load(&heap.shm_full) && !atomic_exchange(&warned_full, true)) { /* heap.c said why already */
         /* write(2) directly: we are inside malloc */
         static const char msg[] = "hint: the shared heap partition is full; further buffers come from the private "
                                   "heap (slower collectives). Set HINT_HEAP_SIZE larger, or HINT_HEAP_STRICT=1 to "
