@@ -47,6 +47,21 @@ int allreduce_staged(struct coll_args *a);
    every rank whatever the op. The heap one goes through a local chunk, so dst may be an input. */
 void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst);
 void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst);
+/* ---- mismatched calls (HINT_ERR_MISMATCH) ---- */
+/* What the members of one call must agree on, as a hash: the operation, the root, the bytes of a
+   block (the v variants' counts are checked pair by pair instead) and a reduction's op and kind. */
+uint64_t coll_signature(const struct coll_args *a);
+/* Says why this call is a mismatch (once per rank that found it) and returns HINT_ERR_MISMATCH. */
+int coll_mismatch(const struct coll_args *a, const char *what);
+/* HINT_COLL_CHECK=1: compare the call's signature across the group before running it
+   (collectives/check.c): HINT_ERR_MISMATCH on every member when they disagree. */
+bool coll_check_enabled(void);
+int coll_check_call(const struct coll_args *a);
+/* The first barrier of a shared-heap algorithm, with its publication of the call's signature:
+   HINT_ERR_MISMATCH on every rank, after a second barrier, when the members' signatures differ,
+   so that nobody copies with sizes a peer does not have. */
+int coll_heap_meet(struct coll_args *a);
+
 /* A shared-heap algorithm that found a buffer off the heap: a barrier (so no rank publishes again
    before all have read), then the message-based `run`, recorded as `name`. */
 int coll_heap_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));
@@ -72,11 +87,12 @@ int alltoall_bruck(struct coll_args *a);
 char *coll_stage_begin(struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */
 void coll_stage_post(struct coll_args *a);
-/* Wait until member p (every member) has posted the call. */
-void coll_stage_wait(struct coll_args *a, int p);
-void coll_stage_wait_all(struct coll_args *a);
+/* Wait until member p (every member) has posted the call: HINT_ERR_MISMATCH when a member
+   staged a call with another signature (then its blocks must not be read). */
+int coll_stage_wait(struct coll_args *a, int p);
+int coll_stage_wait_all(struct coll_args *a);
 /* Post and wait for every member. */
-void coll_stage_publish(struct coll_args *a);
+int coll_stage_publish(struct coll_args *a);
 /* Member p's half of the current call, readable once coll_stage_publish returned. */
 const char *coll_stage_half(const struct coll_args *a, int p);
 bool alltoall_staged_ok(const struct coll_args *a);

@@ -46,7 +46,7 @@ int allreduce_heap(struct coll_args *a)
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
     me->soff = heap_span(a->sbuf, a->block);
     me->roff = heap_span(a->rbuf, a->block);
-    int st = barrier_shm(a);
+    int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {

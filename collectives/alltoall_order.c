@@ -238,6 +238,7 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
             me->v[p] = a->scounts[p];
             me->v[P + p] = a->sdispls[p];
             me->v[2 * P + p] = a->rdispls[p];
+            me->v[3 * P + p] = a->rcounts[p];
         }
         me->soff = publish_vside(a->sbuf, &a->sl, P, a->scounts, a->sdispls, &me->sl);
         me->roff = publish_vside(a->rbuf, &a->rl, P, a->rcounts, a->rdispls, &me->rl);
@@ -247,8 +248,10 @@ static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *
         me->roff = publish_side(a->rbuf, &a->rl, (size_t)P, b, &me->rl);
         break;
     case ALLGATHERV:
-        for (int p = 0; p < P; p++)
+        for (int p = 0; p < P; p++) {
             me->v[p] = a->rdispls[p];
+            me->v[3 * P + p] = a->rcounts[p];
+        }
         me->v[P] = b; /* this rank's block */
         me->soff = publish_vside(a->sbuf, &a->sl, 1, &b, &(size_t){0}, &me->sl);
         me->roff = publish_vside(a->rbuf, &a->rl, P, a->rcounts, a->rdispls, &me->rl);
@@ -307,7 +310,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     publish(a, sh, me);
     if (kind < 0 && c->numa == NULL)
         me->socket = my_socket(a);
-    int st = barrier_shm(a); /* publishes (release/acquire through the barrier) */
+    int st = coll_heap_meet(a); /* publishes (release/acquire through the barrier) */
     if (st != HINT_SUCCESS)
         return st;
     if (kind < 0 && (tl = numa_tuples(a->g, slot)) == NULL)
@@ -321,6 +324,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, threshold_block(a, sh), P) : NULL;
     size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->T;
     double t0 = th ? hint_wtime() : 0;
+    bool mismatch = false;
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
@@ -332,15 +336,26 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         case ALLGATHER: break;
         case ALLGATHERV: n = ms->v[P]; roff = (ptrdiff_t)md->v[s]; break;
         }
+        if ((sh == ALLTOALLV || sh == ALLGATHERV) && n != md->v[3 * P + s]) {
+            mismatch = true; /* s sends n bytes that d has not room, or no use, for */
+            continue;
+        }
         if (n)
             copy_block(ms, md, soff, roff, n, T);
     }
+    if (mismatch)
+        atomic_store(&shm_coll_slot(rt.shm, slot)->mismatch, (uint64_t)a->tag);
     copy_fence();
     if (coll_has_layout(a))
         coll_count_direct();
     if (th)
         adapt(th, hint_wtime() - t0);
-    return barrier_shm(a);
+    if ((st = barrier_shm(a)) != HINT_SUCCESS)
+        return st;
+    /* no rank publishes again before every rank has passed this barrier: the word is this call's */
+    if (atomic_load(&shm_coll_slot(rt.shm, slot)->mismatch) != (uint64_t)a->tag)
+        return HINT_SUCCESS;
+    return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
 }
 
 int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, ALLTOALL); }

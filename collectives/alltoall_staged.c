@@ -22,7 +22,9 @@ static int staged(struct coll_args *a, bool allgather)
         return HINT_ERR_NOMEM;
     for (int d = 0; d < (allgather ? 1 : a->size); d++)
         coll_pack_block(a, d, mine + (size_t)d * SHM_STAGE_BLOCK);
-    coll_stage_publish(a);
+    int st = coll_stage_publish(a);
+    if (st != HINT_SUCCESS)
+        return st;
     size_t at = allgather ? 0 : (size_t)a->rank * SHM_STAGE_BLOCK;
     for (int src = 0; src < a->size; src++)
         coll_unpack_block(a, src, coll_stage_half(a, src) + at);

@@ -91,6 +91,11 @@ static int check_root(const struct coll_args *a, int root)
 static int run(struct coll_args *a, bool is_trivial)
 {
     take_tag(a);
+    if (a->size > 1 && coll_check_enabled()) {
+        int st = coll_check_call(a);
+        if (st != HINT_SUCCESS)
+            return st;
+    }
     if (is_trivial) {
         coll_record(a->op_id, trivial);
         return HINT_SUCCESS;

@@ -41,7 +41,7 @@ int bcast_heap(struct coll_args *a)
     struct shm_coll_member *root = shm_coll_member(rt.shm, slot, a->root);
     if (a->rank == a->root)
         root->soff = root_offset(a);
-    int st = barrier_shm(a);
+    int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     if (root->soff == UINT64_MAX)

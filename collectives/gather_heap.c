@@ -19,7 +19,7 @@ static int rooted_copy(struct coll_args *a, bool gather)
     size_t all = a->block * (size_t)a->size;
     if (a->rank == a->root)
         root->roff = heap_span(gather ? a->rbuf : a->sbuf, all);
-    int st = barrier_shm(a);
+    int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     if (root->roff == UINT64_MAX)

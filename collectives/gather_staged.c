@@ -22,7 +22,9 @@ int gather_staged(struct coll_args *a)
     }
     coll_stage_post(a);
     copy_bytes(a->rbuf + (size_t)a->root * a->block, a->sbuf, a->block); /* in place: the same bytes */
-    coll_stage_wait_all(a);
+    int st = coll_stage_wait_all(a);
+    if (st != HINT_SUCCESS)
+        return st;
     for (int p = 0; p < a->size; p++)
         if (p != a->root)
             memcpy(a->rbuf + (size_t)p * a->block, coll_stage_half(a, p), a->block);
@@ -42,7 +44,9 @@ int scatter_staged(struct coll_args *a)
         copy_bytes(a->rbuf, a->sbuf + (size_t)a->root * a->block, a->block);
         return HINT_SUCCESS;
     }
-    coll_stage_wait(a, a->root);
+    int st = coll_stage_wait(a, a->root);
+    if (st != HINT_SUCCESS)
+        return st;
     memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * SHM_STAGE_BLOCK, a->block);
     return HINT_SUCCESS;
 }

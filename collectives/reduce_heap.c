@@ -19,7 +19,7 @@ int reduce_heap(struct coll_args *a)
     struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank), *root = shm_coll_member(rt.shm, slot, a->root);
     me->soff = heap_span(a->sbuf, a->block);
     me->roff = a->rank == a->root ? heap_span(a->rbuf, a->block) : 0;
-    int st = barrier_shm(a);
+    int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     bool on_heap = root->roff != UINT64_MAX;

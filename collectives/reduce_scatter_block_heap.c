@@ -16,7 +16,7 @@ int reduce_scatter_block_heap(struct coll_args *a)
 {
     int slot = a->g->shm_slot;
     shm_coll_member(rt.shm, slot, a->rank)->soff = heap_span(a->sbuf, a->block * (size_t)a->size);
-    int st = barrier_shm(a);
+    int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < a->size; p++)

@@ -15,9 +15,10 @@ int reduce_staged(struct coll_args *a)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block); /* the root's too: in place its input is rbuf */
     coll_stage_post(a);
-    if (a->rank == a->root) {
-        coll_stage_wait_all(a);
+    if (a->rank != a->root)
+        return HINT_SUCCESS; /* leaves without waiting: only the root can see a mismatch */
+    int st = coll_stage_wait_all(a);
+    if (st == HINT_SUCCESS)
         coll_stage_reduce(a, 0, a->count, a->rbuf);
-    }
-    return HINT_SUCCESS;
+    return st;
 }

@@ -10,7 +10,9 @@
  * this rank freed the group, so a freed group's area is released once every member has freed the
  * group (its slot is free or taken by a later group), at the latest by hint_finalize, which runs
  * after a fence. The area and its epochs belong to the group, so the
- * operations using it may interleave in any order all ranks agree on.
+ * operations using it may interleave in any order all ranks agree on. Each area starts with the
+ * signature of the call staged in it (coll_signature): a reader whose own call differs returns
+ * HINT_ERR_MISMATCH without reading the blocks.
  */
 #include <stdint.h>
 
@@ -78,6 +80,11 @@ void coll_staging_release_all(void)
     }
 }
 
+/* An area: one line with the call's signature, then P blocks. */
+static size_t half_bytes(const struct coll_args *a) { return SHM_CACHE_LINE + (size_t)a->size * SHM_STAGE_BLOCK; }
+
+static char *area_of(const struct staging *s, uint64_t epoch, size_t bytes) { return s->area + (epoch % STAGE_AREAS) * bytes; }
+
 /* This rank's staging area, made on first use; its offset is published with the first call's
    flag (the flag's release store covers it). */
 static struct staging *staging_of(struct coll_args *a)
@@ -88,7 +95,7 @@ static struct staging *staging_of(struct coll_args *a)
         struct staging *s = calloc(1, sizeof *s);
         if (s == NULL)
             return NULL;
-        s->area = heap_alloc(STAGE_AREAS * (size_t)a->size * SHM_STAGE_BLOCK, 64, false);
+        s->area = heap_alloc(STAGE_AREAS * half_bytes(a), 64, false);
         if (s->area == NULL) {
             free(s);
             return NULL;
@@ -102,7 +109,6 @@ static struct staging *staging_of(struct coll_args *a)
     return g->cache[GRP_CACHE_STAGE];
 }
 
-static size_t half_bytes(const struct coll_args *a) { return (size_t)a->size * SHM_STAGE_BLOCK; }
 
 struct flags_wait {
     int slot, first, last; /* members first .. last - 1 */
@@ -139,7 +145,19 @@ char *coll_stage_begin(struct coll_args *a)
         wait_flags(a, 0, a->size, e - (STAGE_AREAS - 1));
         s->seen = e - (STAGE_AREAS - 1);
     }
-    return s->area + (e % STAGE_AREAS) * half_bytes(a);
+    char *area = area_of(s, e, half_bytes(a));
+    *(uint64_t *)area = coll_signature(a); /* published with the flag */
+    return area + SHM_CACHE_LINE;
+}
+
+/* Members first .. last - 1 staged this call with the signature this rank's call has. */
+static int same_calls(const struct coll_args *a, const struct staging *s, int first, int last)
+{
+    uint64_t mine = *(const uint64_t *)area_of(s, s->epoch, half_bytes(a));
+    for (int p = first; p < last; p++)
+        if (*(const uint64_t *)(coll_stage_half(a, p) - SHM_CACHE_LINE) != mine)
+            return coll_mismatch(a, "a member staged a call with another root, size or op");
+    return HINT_SUCCESS;
 }
 
 void coll_stage_post(struct coll_args *a)
@@ -149,28 +167,30 @@ void coll_stage_post(struct coll_args *a)
     coll_ring_members(a->g);
 }
 
-void coll_stage_wait(struct coll_args *a, int p)
+int coll_stage_wait(struct coll_args *a, int p)
 {
     const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
     wait_flags(a, p, p + 1, s->epoch);
+    return same_calls(a, s, p, p + 1);
 }
 
-void coll_stage_wait_all(struct coll_args *a)
+int coll_stage_wait_all(struct coll_args *a)
 {
     struct staging *s = a->g->cache[GRP_CACHE_STAGE];
     wait_flags(a, 0, a->size, s->epoch);
     s->seen = s->epoch;
+    return same_calls(a, s, 0, a->size);
 }
 
-void coll_stage_publish(struct coll_args *a)
+int coll_stage_publish(struct coll_args *a)
 {
     coll_stage_post(a);
-    coll_stage_wait_all(a);
+    return coll_stage_wait_all(a);
 }
 
 const char *coll_stage_half(const struct coll_args *a, int p)
 {
     const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
-    return (const char *)heap_at(shm_coll_member(rt.shm, a->g->shm_slot, p)->stage_off) +
-           (s->epoch % STAGE_AREAS) * half_bytes(a);
+    const char *base = heap_at(shm_coll_member(rt.shm, a->g->shm_slot, p)->stage_off);
+    return base + (s->epoch % STAGE_AREAS) * half_bytes(a) + SHM_CACHE_LINE;
 }

@@ -46,8 +46,9 @@ extern "C" {
     XX(ERR_INTERNAL, 14, "internal error")                                           \
     XX(ERR_TAG, 15, "invalid tag")                                                   \
     XX(ERR_REQUEST, 16, "invalid request")                                           \
-    XX(ERR_BUFFER, 17, "invalid buffer (NULL with a non-zero count)")                \
-    XX(ERR_BOOTSTRAP, 18, "bootstrap store failure (is the job started by hintrun?)")
+    XX(ERR_BUFFER, 17, "invalid buffer (NULL with a non-zero count, or HINT_IN_PLACE where it is not allowed)") \
+    XX(ERR_BOOTSTRAP, 18, "bootstrap store failure (is the job started by hintrun?)") \
+    XX(ERR_MISMATCH, 19, "collective arguments differ across the group (operation, root, sizes or op)")
 
 enum hint_status_code {
 #define HINT_XX_ENUM(name, value, text) HINT_##name = value,

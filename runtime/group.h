@@ -16,6 +16,7 @@
 #define GRP_TAG_CREATE (HINT_TAG_UB + 2)
 #define GRP_TAG_SLOT (HINT_TAG_UB + 3)
 #define GRP_TAG_TOPO (HINT_TAG_UB + 4)
+#define GRP_TAG_CHECK (HINT_TAG_UB + 5) /* HINT_COLL_CHECK's signature exchange */
 #define GRP_TAG_COLL (HINT_TAG_UB + 16) /* collectives use tags from here up */
 
 /* Slots for what the collectives and topology layers build once per group and reuse. */

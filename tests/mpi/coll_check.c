@@ -585,6 +585,9 @@ static void t_errors(int P)
     RC_EXPECT(hint_bcast(x, 1, HINT_INT, 0, HINT_GROUP_NULL), HINT_ERR_GROUP);
     RC_EXPECT(hint_barrier(HINT_GROUP_NULL), HINT_ERR_GROUP);
     RC_EXPECT(hint_bcast(NULL, 4, HINT_INT, 0, HINT_WORLD), HINT_ERR_BUFFER);
+    /* HINT_IN_PLACE as the receive buffer: the error says so rather than only "NULL" */
+    RC_EXPECT(hint_allreduce(HINT_IN_PLACE, HINT_IN_PLACE, 1, HINT_INT, HINT_SUM, HINT_WORLD), HINT_ERR_BUFFER);
+    RC_CHECK(strstr(hint_strerror(HINT_ERR_BUFFER), "HINT_IN_PLACE") != NULL);
     RC_EXPECT(hint_bcast(x, 1, HINT_TYPE_NULL, 0, HINT_WORLD), HINT_ERR_TYPE);
     RC_EXPECT(hint_allreduce(x, y, 1, HINT_BYTE, HINT_SUM, HINT_WORLD), HINT_ERR_OP);
     RC_EXPECT(hint_allreduce(x, y, 1, HINT_DOUBLE, HINT_BXOR, HINT_WORLD), HINT_ERR_OP);

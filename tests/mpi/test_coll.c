@@ -110,6 +110,39 @@ ParameterizedTest(struct regroup_case *c, coll, regroup, .timeout = 300)
     free(res.output);
 }
 
+/* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/mpi/mismatch.c): the shared-heap
+   and staged algorithms on their own, every operation under HINT_COLL_CHECK=1. */
+struct mismatch_case {
+    char mode[16];
+    int np;
+};
+
+ParameterizedTestParameters(coll, mismatch)
+{
+    static const int mnps[] = {2, 3, 4, 5, 8};
+    size_t nnp = sizeof mnps / sizeof mnps[0];
+    struct mismatch_case *cases = cr_malloc(2 * nnp * sizeof *cases);
+    size_t k = 0;
+    for (int m = 0; m < 2; m++)
+        for (size_t j = 0; j < nnp; j++) {
+            snprintf(cases[k].mode, sizeof cases[k].mode, "%s", m ? "checked" : "algorithms");
+            cases[k++].np = mnps[j];
+        }
+    return cr_make_param_array(struct mismatch_case, cases, k, NULL);
+}
+
+ParameterizedTest(struct mismatch_case *c, coll, mismatch, .timeout = 300)
+{
+    const char *const extra[] = {!strcmp(c->mode, "checked") ? "HINT_COLL_CHECK=1" : "HINT_COLL_CHECK=0", NULL};
+    const char *argv[] = {job_build_path("tests/mpi/mismatch"), c->mode, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "mismatch %s with %d ranks failed (status %d):\n%s", c->mode, c->np, res.status,
+                 res.output);
+    cr_expect(strstr(res.output, "HINT_ERR_MISMATCH") != NULL, "no rank said why:\n%s", res.output);
+    free(res.output);
+}
+
 /* The HINT alltoall's orders under each copy mode for P in {1..8, 12, 16, 17} (issue 6's list):
    coll_check runs every alltoall algorithm at every size, in place and not, world and split. */
 struct copy_case {

@@ -11,7 +11,7 @@
  *                                         of one group each (slot 0: the world)
  * Size: hdr + nlocal*128 + nlocal^2 * (64 + ncells * (64 + payload))
  *       + SHM_COLL_SLOTS * (3*64 + SHM_BCAST_CELLS * (64 + SHM_COLL_CHUNK) + nlocal * member area of
- *       128 + 24*nlocal B) (4.3 MiB + 64 * nlocal * (128 + 24 nlocal)); payload is the largest
+ *       128 + 32*nlocal B) (4.3 MiB + 64 * nlocal * (128 + 32 nlocal)); payload is the largest
  * power of two <= budget / (nlocal^2 * ncells) - 64, clamped to [256 B, 32 KiB], budget
  * HINT_SHM_BUDGET (default 48 MiB). So the segment stays under 64 MiB up to P = 64 (35 MiB) and
  * 128 (40 MiB); beyond that the 256 B floor makes it grow as P^2.
@@ -112,7 +112,9 @@ struct shm_coll_slot {
     _Atomic uint32_t used;     /* 0 free, 1 taken (CAS by the group's rank 0) */
     _Atomic uint32_t refs;     /* members that have not freed the group yet */
     _Atomic uint64_t generation; /* groups that have held the slot (bumped at acquisition) */
-    char pad0[SHM_CACHE_LINE - 16];
+    _Atomic uint64_t mismatch; /* tag of the last call in which a copier found two members'
+                                  block sizes disagree (read after the call's closing barrier) */
+    char pad0[SHM_CACHE_LINE - 24];
     _Atomic uint64_t arrive;   /* barrier: arrivals so far (all barriers of the group) */
     char pad1[SHM_CACHE_LINE - 8];
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */
@@ -161,8 +163,8 @@ struct shm_coll_layout {
 };
 
 /* After each slot: one area per member of the group, where it publishes its buffers (heap
-   offsets), their layouts and, for the v variants, its counts and displacements
-   (3 * nlocal values). */
+   offsets), their layouts, the signature of its call and, for the v variants, its counts and
+   displacements (4 * nlocal values). */
 struct shm_coll_member {
     uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
     _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
@@ -170,14 +172,14 @@ struct shm_coll_member {
     int32_t socket;            /* NUMA-aware algorithms: the socket this member runs on */
     int32_t unused;
     struct shm_coll_layout sl, rl; /* derived layouts of the send and receive buffers */
-    char pad[2 * SHM_CACHE_LINE - 40 - 2 * sizeof(struct shm_coll_layout)];
-    uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P] in bytes (v variants) */
+    uint64_t sig;              /* shared-heap algorithms: what this member's call must agree on */
+    uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P], rcounts[P] in bytes (v variants) */
 };
 _Static_assert(sizeof(struct shm_coll_member) == 2 * SHM_CACHE_LINE, "member area header: two lines");
 
 static inline size_t shm_coll_member_stride(int nlocal)
 {
-    return (sizeof(struct shm_coll_member) + 3 * sizeof(uint64_t) * (size_t)nlocal + SHM_CACHE_LINE - 1) /
+    return (sizeof(struct shm_coll_member) + 4 * sizeof(uint64_t) * (size_t)nlocal + SHM_CACHE_LINE - 1) /
            SHM_CACHE_LINE * SHM_CACHE_LINE;
 }
 

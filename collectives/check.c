@@ -1,0 +1,128 @@
+/*
+ * collectives/check.c — HINT_COLL_CHECK=1: before each collective runs, its members compare what
+ * MPI requires them to agree on (as MPICH's collective checking does), so a mismatched call
+ * returns HINT_ERR_MISMATCH on every rank instead of moving wrong bytes or hanging.
+ *
+ * Round 1 gathers every member's signature (operation, root, reduction op and element kind, the
+ * bytes of its block) on every member, through the runtime's own exchange, so every member judges
+ * the common fields alike. The v variants' per-peer counts are judged by the members that hold
+ * them: gatherv's and scatterv's root against each member's block, allgatherv's members against
+ * each sender's block, and for alltoallv every pair swaps the count it sends the other. Round 2
+ * makes the verdict common. Cost: two rounds of the linear exchange (2(P-1) messages at group
+ * rank 0 each) plus, for alltoallv, P-1 pairs of messages per rank; docs/COLLECTIVES.md has the
+ * measured price.
+ *
+ * Without HINT_COLL_CHECK the shared-heap and staged algorithms still compare signatures where
+ * they meet anyway (coll_heap_meet, staging.c); the message-based ones rely on the transport's
+ * truncation check.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "collectives/algs.h"
+#include "runtime/p2p.h"
+#include "runtime/runtime.h"
+
+enum { SIG_OP, SIG_ROOT, SIG_REDUCE, SIG_KIND, SIG_BYTES_LO, SIG_BYTES_HI, SIG_INTS };
+
+static int check_enabled = -1;
+
+bool coll_check_enabled(void)
+{
+    if (check_enabled < 0)
+        check_enabled = (int)rt_env_long("HINT_COLL_CHECK", 0, 0, 1);
+    return check_enabled == 1;
+}
+
+static void signature_ints(const struct coll_args *a, int *sig)
+{
+    sig[SIG_OP] = a->op_id;
+    sig[SIG_ROOT] = a->root;
+    sig[SIG_REDUCE] = a->op ? a->op->id : -1;
+    sig[SIG_KIND] = a->basic;
+    sig[SIG_BYTES_LO] = (int)(uint32_t)a->block;
+    sig[SIG_BYTES_HI] = (int)(uint32_t)((uint64_t)a->block >> 32);
+}
+
+static size_t sig_bytes(const int *sig)
+{
+    return (size_t)(uint32_t)sig[SIG_BYTES_LO] | (size_t)(uint32_t)sig[SIG_BYTES_HI] << 32;
+}
+
+static bool per_peer_counts(int op_id)
+{
+    return op_id == COLL_GATHERV || op_id == COLL_SCATTERV || op_id == COLL_ALLGATHERV || op_id == COLL_ALLTOALLV;
+}
+
+/* What this member can tell from everyone's signatures; NULL when it sees no mismatch. *common
+   is set when every member tells the same (then only group rank 0 says it). */
+static const char *judge_signatures(const struct coll_args *a, const int *all, bool *common)
+{
+    *common = true;
+    const int *first = all;
+    for (int p = 1; p < a->size; p++) {
+        const int *s = all + (size_t)p * SIG_INTS;
+        if (s[SIG_OP] != first[SIG_OP])
+            return "members called different collectives";
+        if (s[SIG_ROOT] != first[SIG_ROOT])
+            return "members passed different roots";
+        if (s[SIG_REDUCE] != first[SIG_REDUCE] || s[SIG_KIND] != first[SIG_KIND])
+            return "members passed different reduction ops or element kinds";
+        if (!per_peer_counts(a->op_id) && sig_bytes(s) != sig_bytes(first))
+            return "members passed different counts (count times type size)";
+    }
+    *common = false;
+    bool root = a->rank == a->root;
+    for (int p = 0; p < a->size; p++) {
+        size_t theirs = sig_bytes(all + (size_t)p * SIG_INTS);
+        if (a->op_id == COLL_GATHERV && root && a->rcounts[p] != theirs)
+            return "a member's send count differs from the root's receive count for it";
+        if (a->op_id == COLL_SCATTERV && root && a->scounts[p] != theirs)
+            return "a member's receive count differs from the root's send count for it";
+        if (a->op_id == COLL_ALLGATHERV && a->rcounts[p] != theirs)
+            return "a member's send count differs from this rank's receive count for it";
+    }
+    return NULL;
+}
+
+/* alltoallv: every pair swaps the bytes each sends the other. */
+static int judge_pairs(const struct coll_args *a, int tag, const char **why)
+{
+    int st = HINT_SUCCESS;
+    for (int k = 1; k < a->size && st == HINT_SUCCESS; k++) {
+        int to = (a->rank + k) % a->size, from = (a->rank - k + a->size) % a->size;
+        uint64_t out = a->scounts[to], in = 0;
+        st = p2p_sendrecv_bytes(&out, sizeof out, to, &in, sizeof in, from, tag, a->g);
+        if (st == HINT_SUCCESS && in != a->rcounts[from] && *why == NULL)
+            *why = "a member's send count differs from its receiver's count";
+    }
+    return st;
+}
+
+int coll_check_call(const struct coll_args *a)
+{
+    int mine[SIG_INTS], *all = malloc((size_t)a->size * SIG_INTS * sizeof *all);
+    if (all == NULL)
+        return HINT_ERR_NOMEM;
+    signature_ints(a, mine);
+    const char *why = NULL;
+    bool common = false;
+    int st = grp_allgather_ints(a->g, mine, SIG_INTS, all, GRP_TAG_CHECK);
+    if (st == HINT_SUCCESS)
+        why = judge_signatures(a, all, &common);
+    /* the common fields judged alike everywhere: all members are in alltoallv, or none pairs */
+    if (st == HINT_SUCCESS && why == NULL && a->op_id == COLL_ALLTOALLV)
+        st = judge_pairs(a, GRP_TAG_CHECK, &why);
+    int bad = why != NULL;
+    if (st == HINT_SUCCESS)
+        st = grp_allgather_ints(a->g, &bad, 1, all, GRP_TAG_CHECK);
+    bool any = false;
+    for (int p = 0; st == HINT_SUCCESS && p < a->size; p++)
+        any = any || all[p];
+    free(all);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (why && (!common || a->rank == 0))
+        return coll_mismatch(a, why);
+    return any ? HINT_ERR_MISMATCH : HINT_SUCCESS;
+}
