@@ -87,7 +87,7 @@ const struct order_tuple *coll_order_tuples(hint_group g, int kind)
    not divide P); otherwise the package it runs on, from hwloc (or HINT_TOPO_FILE). */
 static int my_socket(const struct coll_args *a)
 {
-    long s = rt_env_long("HINT_VIRTUAL_SOCKETS", 0, 0, 1 << 20);
+    long s = rt_cfg_long("HINT_VIRTUAL_SOCKETS");
     if (s > 0)
         return s > 1 && a->size % s == 0 ? a->rank / (a->size / (int)s) : 0;
     int sock = 0;

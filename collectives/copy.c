@@ -94,7 +94,7 @@ static void choose(void)
     chosen = nt_plain;
 #ifdef COPY_X86
     __builtin_cpu_init();
-    const char *force = rt_env_str("HINT_COPY_KERNEL", "auto");
+    const char *force = rt_cfg_str("HINT_COPY_KERNEL");
     if (__builtin_cpu_supports("avx512f") && (!strcmp(force, "auto") || !strcmp(force, "avx512"))) {
         chosen = nt_avx512;
         chosen_name = "avx512";
@@ -143,7 +143,7 @@ void copy_hybrid(void *dst, const void *src, size_t n, size_t T)
 
 int copy_mode_from_env(void)
 {
-    const char *m = rt_env_str("HINT_COPY", "hybrid");
+    const char *m = rt_cfg_str("HINT_COPY");
     if (!strcmp(m, "temporal"))
         return COPY_TEMPORAL;
     if (!strcmp(m, "nt"))

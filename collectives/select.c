@@ -383,7 +383,7 @@ void coll_record(int op_id, const char *name) { last_ran[op_id] = name; }
 
 static int fallback_mode(void)
 {
-    const char *v = rt_env_str("HINT_COLL_FALLBACK", "error");
+    const char *v = rt_cfg_str("HINT_COLL_FALLBACK");
     return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
 }
 
@@ -395,7 +395,7 @@ static int run_alg(const struct coll_alg *alg, struct coll_args *a)
     if (!coll_has_layout(a))
         return alg->run(a);
     if (typed < 0)
-        typed = (int)rt_env_long("HINT_COLL_TYPED", 1, 0, 1);
+        typed = (int)rt_cfg_long("HINT_COLL_TYPED");
     return alg->typed && typed ? alg->run(a) : coll_run_packed(a, alg->run);
 }
 

@@ -161,7 +161,7 @@ void tune_unload(void) { memset(&tf, 0, sizeof tf); }
 bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
 {
     if (!tf.loaded) {
-        const char *path = rt_env_str("HINT_TUNING_FILE", NULL);
+        const char *path = rt_cfg_str("HINT_TUNING_FILE");
         tf.loaded = true;
         char msg[512];
         if (path && tune_load_file(path, msg, sizeof msg) != HINT_SUCCESS)
@@ -205,7 +205,7 @@ static bool autotune_on(void)
 {
     static int on = -1;
     if (on < 0)
-        on = rt_env_long("HINT_AUTOTUNE", 0, 0, 1) == 1;
+        on = rt_cfg_long("HINT_AUTOTUNE") == 1;
     return on;
 }
 

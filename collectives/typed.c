@@ -183,7 +183,7 @@ void coll_count_direct(void) { stats.direct++; }
 
 void coll_stats_report(void)
 {
-    if (rt_env_long("HINT_COLL_STATS", 0, 0, 1) && stats.direct + stats.packed > 0)
+    if (rt_cfg_long("HINT_COLL_STATS") && stats.direct + stats.packed > 0)
         RT_ERR("coll", "derived-type bcast/alltoall(v)/allgather(v) calls: %lu copied straight from and to the layouts, "
                "%lu staged through packed bytes", stats.direct, stats.packed);
     stats.direct = stats.packed = 0;

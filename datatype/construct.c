@@ -37,12 +37,7 @@ static bool dt_as_diff(size_t n, ptrdiff_t *r)
     return false;
 }
 
-int dt_valid(hint_type t)
-{
-    if (t == NULL || t->magic != DT_MAGIC || t->freed)
-        return HINT_ERR_TYPE;
-    return HINT_SUCCESS;
-}
+int dt_valid(hint_type t) { return dt_live(t) ? HINT_SUCCESS : reg_reject(REG_TYPE, t, HINT_ERR_TYPE); }
 
 static void dt_acc_init(struct dt_acc *a)
 {
@@ -137,7 +132,8 @@ static int dt_node_new(int kind, size_t ntypes, const hint_type *types, hint_typ
     if (t == NULL)
         return HINT_ERR_NOMEM;
     t->types = calloc(ntypes ? ntypes : 1, sizeof *t->types);
-    if (t->types == NULL) {
+    if (t->types == NULL || reg_add(REG_TYPE, t) != HINT_SUCCESS) {
+        free(t->types);
         st = HINT_ERR_NOMEM;
         goto out;
     }
@@ -187,6 +183,7 @@ void dt_release(hint_type t)
     free(t->blocklens);
     free(t->displs);
     t->magic = 0;
+    reg_remove(REG_TYPE, t);
     free(t);
 }
 
@@ -438,6 +435,7 @@ HINT_API int hint_type_free(hint_type *t)
     if ((*t)->predefined)
         return HINT_ERR_TYPE;
     (*t)->freed = true;
+    reg_remove(REG_TYPE, *t); /* no longer a handle, even while types built on it keep it */
     dt_release(*t);
     *t = HINT_TYPE_NULL;
     return HINT_SUCCESS;

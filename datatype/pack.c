@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "datatype/type.h"
+#include "runtime/runtime.h"
 
 #define DT_SEG_BYTES 8192 /* default MARs segment: a quarter of a 32 KiB L1d of user buffer */
 
@@ -451,15 +452,13 @@ const char *dt_rep_name(int rep) { return rep >= 0 && rep < DT_NREP ? dt_rep_nam
 
 static void dt_env_read(void)
 {
-    const char *v = getenv("HINT_PACK");
+    const char *v = rt_cfg_str("HINT_PACK");
     for (int r = 0; v != NULL && r < DT_NREP; r++)
         if (strcasecmp(v, dt_rep_names[r]) == 0)
             dt_env_rep = r;
     if (v != NULL && *v != '\0' && strcasecmp(v, dt_rep_names[dt_env_rep]) != 0)
         fprintf(stderr, "hint: datatype: HINT_PACK=%s is not loop|iovec|mars|auto; using auto\n", v);
-    v = getenv("HINT_PACK_SEGMENT");
-    if (v != NULL)
-        dt_env_seg = strtoull(v, NULL, 10);
+    dt_env_seg = (size_t)rt_cfg_long("HINT_PACK_SEGMENT"); /* 0: unset */
 }
 
 int dt_rep_default(void)

@@ -32,11 +32,29 @@ static const hint_type dt_basic_types[DT_NBASIC] = {
     HINT_UINT32, HINT_UINT64, HINT_FLOAT, HINT_DOUBLE, HINT_COMPLEX_FLOAT, HINT_COMPLEX_DOUBLE,
 };
 
+/* The predefined types are live from the start, so that their checks find them at the first probe
+   and a message about a wrong-kind handle can tell that it is a type. mmap only: this runs before
+   main, before any malloc override is set up. */
+__attribute__((constructor)) static void dt_register_predefined(void)
+{
+    for (int i = 0; i < DT_NBASIC; i++)
+        reg_add(REG_TYPE, dt_basic_types[i]);
+}
+
+/* Only reached when the registry could not take them (no memory for a page at load time). */
+bool dt_live_predefined(hint_type t)
+{
+    for (int i = 0; i < DT_NBASIC; i++)
+        if (t == dt_basic_types[i])
+            return true;
+    return false;
+}
+
 int dt_check(hint_type t)
 {
-    if (t == NULL || t->magic != DT_MAGIC || t->freed || !t->committed)
-        return HINT_ERR_TYPE;
-    return HINT_SUCCESS;
+    if (!dt_live(t))
+        return reg_reject(REG_TYPE, t, HINT_ERR_TYPE);
+    return t->committed ? HINT_SUCCESS : HINT_ERR_TYPE;
 }
 
 size_t dt_size(hint_type t) { return t->size; }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "datatype/datatype.h"
+#include "runtime/registry.h"
 
 #define DT_MAGIC 0x68696e74u /* "hint": catches freed or foreign pointers */
 #define DT_SIG_EMPTY (-2)    /* signature kind of a type without data (no predefined entry) */
@@ -88,6 +89,15 @@ struct hint_type_s {
 
 /* construct.c */
 int dt_valid(hint_type t); /* HINT_SUCCESS for a live (maybe uncommitted) type */
+
+/* predefined.c: whether t is one of the predefined types (they enter the registry when the
+   library is loaded; this comparison is the fallback should that have failed). */
+bool dt_live_predefined(hint_type t);
+
+/* A live type handle: predefined, or built and not yet freed by the user. Asks the registry, never
+   t itself, so a freed type's memory is not read (runtime/registry.h). A type the user freed but
+   that a type built on it or a request in flight still holds is not live as a handle. */
+static inline bool dt_live(hint_type t) { return reg_live(REG_TYPE, t) || dt_live_predefined(t); }
 
 /* commit.c */
 int dt_plan_build(hint_type t);

@@ -1,47 +1,182 @@
 /*
- * runtime/envdoc.c — the table of HINT_* variables (see envdoc.h). A variable that is read
- * anywhere in hint must have a line here.
+ * runtime/envdoc.c — the configuration table (see envdoc.h). A variable read anywhere in hint has
+ * a row here, and is read through rt_cfg_* (runtime/runtime.h) so that its parser, range and
+ * default are these. To add a variable: add its row in the section of its layer, read it with
+ * rt_cfg_*, regenerate README.md's table with `hint_info --env --markdown`.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "runtime/envdoc.h"
 
-const struct rt_env_doc rt_env_docs[] = {
-    {"HINT_<OP>", "auto",
-     "force the algorithm of a collective, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms)"},
-    {"HINT_TUNING_FILE", "(none)", "JSON tuning file (written by hint-tune) choosing algorithms and copy modes per op, P and size"},
-    {"HINT_AUTOTUNE", "0", "1: try each candidate (alltoall: the shared-heap orders; allgather: morton and the message-based ones; 1 warm-up + 3 runs) per size and buffer pair, keep the fastest"},
-    {"HINT_COLL_FALLBACK", "error",
-     "when a forced algorithm cannot run: error (HINT_ERR_UNSUPPORTED), warn or silent (run the default)"},
-    {"HINT_WAIT_SPIN_US", "0", "microseconds a waiting rank spins (pause loop) before it polls with sched_yield"},
-    {"HINT_WAIT_YIELD_US", "1000 (200 when oversubscribed)",
-     "microseconds a waiting rank polls with sched_yield before it sleeps on a futex"},
-    {"HINT_SHM_BUDGET", "50331648 (48 MiB)",
-     "bytes of the node segment for point-to-point channels; sets the cell size (256 B to 32 KiB)"},
-    {"HINT_HEAP", "shared", "shared: malloc serves from this rank's partition of the node's shared heap after hint_init; private: glibc's malloc only"},
-    {"HINT_HEAP_SIZE", "half of /dev/shm's free space / ranks on the node, at most 1G",
-     "bytes of shared heap per rank (K, M, G suffixes), rounded up to 64 MiB"},
-    {"HINT_HEAP_STRICT", "0", "1: malloc returns NULL when the partition is full instead of falling back to glibc's heap"},
-    {"HINT_P2P_PATH", "auto",
-     "large messages: heap (receiver copies from the sender's heap buffer), cma (process_vm_readv), bounce "
-     "(through cells) or auto (heap when the send buffer is on the heap, else cma, else bounce)"},
-    {"HINT_P2P_STATS", "0", "1: each rank prints at finalize how many messages took each path"},
-    {"HINT_COLL_STATS", "0", "1: each rank prints at finalize how many derived-type bcast/alltoall(v)/allgather(v) calls were copied straight from the layouts and how many were packed"},
-    {"HINT_COLL_TYPED", "1", "0: derived-type bcast/alltoall(v)/allgather(v) calls are always packed through scratch, never copied straight from the layouts (for comparison)"},
-    {"HINT_PACK_SEGMENT", "8 KiB of extent", "MARs plan segment, in elements (docs/DATATYPES.md)"},
-    {"HINT_COPY", "hybrid",
-     "shared-heap collectives: temporal (memcpy), nt (non-temporal stores) or hybrid (temporal up to L2/ranks, "
-     "halved at run time while it pays, non-temporal beyond)"},
-    {"HINT_COPY_KERNEL", "auto", "non-temporal kernel: avx512, avx2, sse2 or memcpy (default: the widest this CPU has)"},
-    {"HINT_VIRTUAL_SOCKETS", "(unset: hwloc's packages)", "split a group's ranks into s equal runs treated as sockets by the NUMA-aware (morton_numa) algorithms"},
-    {"HINT_PACK", "auto", "datatype pack representation: loop, iovec, mars or auto (cost model)"},
-    {"HINT_TOPO_FILE", "(none)", "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
-    /* set by hintrun for its ranks; a program started without them is a singleton */
-    {"HINT_RANK, HINT_SIZE", "(set by hintrun)", "world rank and size"},
-    {"HINT_LOCAL_RANK, HINT_LOCAL_SIZE", "(set by hintrun)", "rank on its node and ranks on that node"},
-    {"HINT_NODE_ID, HINT_NNODES", "(set by hintrun)", "node index and node count"},
-    {"HINT_JOBID", "(set by hintrun)", "16 hex digits naming the job's shared-memory objects"},
-    {"HINT_STORE, HINT_TOKEN", "(set by hintrun)", "bootstrap store address and the job's secret"},
-    {"HINT_OVERSUBSCRIBED", "(set by hintrun)", "1 when ranks outnumber usable cores: wait without spinning"},
-    {"HINT_LAUNCHER_PID", "(set by hintrun)", "pid of hintrun"},
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define KIB (1LL << 10)
+#define MIB (1LL << 20)
+#define GIB (1LL << 30)
+#define TIB (1LL << 40)
+#define LAUNCHER(var, what) {.name = var, .kind = RT_ENV_LAUNCHER, .dflt = "", .meaning = what}
+
+const struct rt_env_var rt_env_vars[] = {
+    /* ---- collectives/ ---- */
+    {.name = "HINT_<OP>", .kind = RT_ENV_FAMILY, .dflt = "auto",
+     .meaning = "force a collective's algorithm, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms); "
+                "an unknown name is reported and the defaults run"},
+    {.name = "HINT_TUNING_FILE", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "JSON tuning file (from hint-tune, format in collectives/tune.h) choosing algorithm and copy mode "
+                "per operation, P and size"},
+    {.name = "HINT_AUTOTUNE", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: online autotuning (alltoall: the shared-heap orders; allgather: Morton and the message-based "
+                "algorithms; each 1 warm-up + 3 timed runs per size and buffer pair; all ranks keep the same "
+                "fastest)"},
+    {.name = "HINT_COLL_FALLBACK", .kind = RT_ENV_ENUM, .dflt = "error", .choices = NAMES("error", "warn", "silent"),
+     .meaning = "when a forced algorithm cannot run: error (the call returns HINT_ERR_UNSUPPORTED), warn or "
+                "silent (run the default)"},
+    {.name = "HINT_COLL_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: each rank prints at finalize how many derived-type bcast/alltoall(v)/allgather(v) calls were "
+                "copied straight from the layouts and how many were packed"},
+    {.name = "HINT_COLL_TYPED", .kind = RT_ENV_BOOL, .dflt = "1",
+     .meaning = "0: derived-type bcast/alltoall(v)/allgather(v) calls are always packed through scratch, never "
+                "copied straight from the layouts (for comparison)"},
+    {.name = "HINT_COPY", .kind = RT_ENV_ENUM, .dflt = "hybrid", .choices = NAMES("temporal", "nt", "hybrid"),
+     .meaning = "shared-heap collectives' copies: temporal (memcpy), nt (non-temporal stores) or hybrid (temporal "
+                "up to L2/ranks, then non-temporal; the threshold halves at run time while that pays)"},
+    {.name = "HINT_COPY_KERNEL", .kind = RT_ENV_ENUM, .dflt = "auto",
+     .choices = NAMES("auto", "avx512", "avx2", "sse2", "memcpy"),
+     .meaning = "non-temporal copy kernel; auto: the widest this CPU has"},
+    {.name = "HINT_COLL_CHECK", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: before each collective the group checks that every rank called the same operation with the "
+                "same root, count x type size and reduction op; a mismatch is an error on every rank instead of "
+                "a wrong result (one small exchange per call)"},
+    {.name = "HINT_VIRTUAL_SOCKETS", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 1 << 20,
+     .meaning = "s > 0: split a group's ranks into s equal runs that the NUMA-aware morton_numa algorithms treat "
+                "as sockets (one socket when s does not divide P); 0: the packages hwloc reports"},
+
+    /* ---- runtime/ and transport/ ---- */
+    {.name = "HINT_WAIT_SPIN_US", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 10000000,
+     .meaning = "microseconds a waiting rank spins (pause loop) before it polls with sched_yield"},
+    {.name = "HINT_WAIT_YIELD_US", .kind = RT_ENV_INT, .dflt = "1000", .note = "(200 when oversubscribed)",
+     .min = 0, .max = 10000000,
+     .meaning = "microseconds a waiting rank polls with sched_yield before it sleeps on a futex"},
+    {.name = "HINT_SHM_BUDGET", .kind = RT_ENV_SIZE, .dflt = "48M", .min = MIB, .max = TIB,
+     .meaning = "bytes of the node segment for point-to-point channels; sets the cell size (256 B to 32 KiB)"},
+    {.name = "HINT_HEAP", .kind = RT_ENV_ENUM, .dflt = "shared", .choices = NAMES("shared", "private"),
+     .meaning = "shared: after hint_init, malloc and co. serve from this rank's partition of the node's shared "
+                "heap; private: glibc's malloc only"},
+    {.name = "HINT_HEAP_SIZE", .kind = RT_ENV_SIZE, .dflt = "",
+     .note = "half of /dev/shm's free space / ranks on the node, at most 1G", .min = 1, .max = TIB,
+     .meaning = "shared heap per rank, rounded up to 64 MiB"},
+    {.name = "HINT_HEAP_STRICT", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: malloc returns NULL when the partition is full instead of falling back to glibc's heap"},
+    {.name = "HINT_P2P_PATH", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "heap", "cma", "bounce"),
+     .meaning = "large messages: heap (the receiver copies from the sender's heap buffer), cma "
+                "(process_vm_readv), bounce (through the cells) or auto (heap when the send buffer is on the "
+                "heap, else cma, else bounce)"},
+    {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: each rank prints at finalize how many messages took each path"},
+
+    {.name = "HINT_HANG_TIMEOUT", .kind = RT_ENV_SECONDS, .dflt = "0", .min = 0, .max = 1000000,
+     .meaning = "a rank that waits longer than this many seconds in one wait prints one line saying what it waits "
+                "in: operation, group, call number, algorithm and for which rank(s) (docs/RUNTIME.md); 0: off"},
+
+    /* ---- datatype/ ---- */
+    {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),
+     .meaning = "datatype pack representation; auto: chosen per type and size by a cost model (docs/DATATYPES.md)"},
+    {.name = "HINT_PACK_SEGMENT", .kind = RT_ENV_INT, .dflt = "", .note = "8 KiB of extent", .min = 1,
+     .max = 1 << 30, .meaning = "MARs plan segment, in elements (docs/DATATYPES.md)"},
+
+    /* ---- topology/ ---- */
+    {.name = "HINT_TOPO_FILE", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
+
+    /* ---- new rows go above this line, in the section of the layer that reads them ---- */
+
+    /* ---- set by hintrun for its ranks; a program started without them is a world of one ---- */
+    LAUNCHER("HINT_RANK", "world rank"),
+    LAUNCHER("HINT_SIZE", "world size"),
+    LAUNCHER("HINT_LOCAL_RANK", "rank on its node"),
+    LAUNCHER("HINT_LOCAL_SIZE", "ranks on that node"),
+    LAUNCHER("HINT_NODE_ID", "node index"),
+    LAUNCHER("HINT_NNODES", "node count"),
+    LAUNCHER("HINT_JOBID", "16 hex digits naming the job's shared-memory objects"),
+    LAUNCHER("HINT_STORE", "bootstrap store address (runtime/boot.h)"),
+    LAUNCHER("HINT_TOKEN", "the job's secret for the store"),
+    LAUNCHER("HINT_OVERSUBSCRIBED", "1 when ranks outnumber usable cores: wait without spinning"),
+    LAUNCHER("HINT_LAUNCHER_PID", "pid of hintrun"),
 };
 
-const int rt_env_ndocs = (int)(sizeof rt_env_docs / sizeof rt_env_docs[0]);
+const int rt_env_nvars = (int)(sizeof rt_env_vars / sizeof rt_env_vars[0]);
+
+const struct rt_env_var *rt_env_find(const char *name)
+{
+    for (int i = 0; i < rt_env_nvars; i++)
+        if (strcmp(rt_env_vars[i].name, name) == 0)
+            return &rt_env_vars[i];
+    return NULL;
+}
+
+/* A byte count as a person writes it: 48M rather than 50331648. */
+static void size_text(long long bytes, char *buf, size_t n)
+{
+    static const char units[] = "KMGT";
+    int u = -1;
+    while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, n, "%lld", bytes);
+    else
+        snprintf(buf, n, "%lld%c", bytes, units[u]);
+}
+
+static void choices_text(const char *const *c, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; c && c[i] && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i == 0 ? "" : c[i + 1] ? ", " : " or ", c[i]);
+}
+
+void rt_env_accepts(const struct rt_env_var *v, char *buf, size_t n)
+{
+    char lo[32], hi[32], names[256];
+    switch (v->kind) {
+    case RT_ENV_BOOL:
+        snprintf(buf, n, "0 or 1");
+        break;
+    case RT_ENV_INT:
+        snprintf(buf, n, "an integer from %lld to %lld", v->min, v->max);
+        break;
+    case RT_ENV_SIZE:
+        size_text(v->min, lo, sizeof lo);
+        size_text(v->max, hi, sizeof hi);
+        snprintf(buf, n, "bytes from %s to %s, with an optional K, M, G or T suffix (powers of 1024)", lo, hi);
+        break;
+    case RT_ENV_SECONDS:
+        snprintf(buf, n, "seconds from %lld to %lld, e.g. 2.5", v->min, v->max);
+        break;
+    case RT_ENV_ENUM:
+        choices_text(v->choices, names, sizeof names);
+        snprintf(buf, n, "%s", names);
+        break;
+    case RT_ENV_STRING:
+        snprintf(buf, n, "a path");
+        break;
+    case RT_ENV_FAMILY:
+        snprintf(buf, n, "auto or an algorithm of that operation");
+        break;
+    case RT_ENV_LAUNCHER:
+        snprintf(buf, n, "set by hintrun");
+        break;
+    }
+}
+
+void rt_env_default_text(const struct rt_env_var *v, char *buf, size_t n)
+{
+    if (v->kind == RT_ENV_LAUNCHER)
+        snprintf(buf, n, "set by hintrun");
+    else if (*v->dflt && v->note)
+        snprintf(buf, n, "%s %s", v->dflt, v->note);
+    else
+        snprintf(buf, n, "%s", *v->dflt ? v->dflt : v->note ? v->note : "unset");
+}

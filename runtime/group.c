@@ -12,16 +12,18 @@
 
 #include "runtime/group.h"
 #include "runtime/p2p.h"
+#include "runtime/registry.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
 #include "topology/vtopo.h"
 #include "transport/shm/shm.h"
 
+/* Asks the registry, never the group: a freed group's memory is not read (runtime/registry.h). */
 int grp_check(hint_group g)
 {
-    if (g == HINT_GROUP_NULL || g->magic != GRP_MAGIC)
-        return HINT_ERR_GROUP;
-    return HINT_SUCCESS;
+    if (reg_live(REG_GROUP, g))
+        return HINT_SUCCESS;
+    return reg_reject(REG_GROUP, g, HINT_ERR_GROUP);
 }
 
 /* A group of `size` members given as world ranks; this process is member `rank`. */
@@ -33,7 +35,7 @@ static hint_group group_new(int size, const int *world, int rank, uint32_t ctx)
         return NULL;
     g->world = malloc((size_t)size * sizeof *g->world);
     g->from_world = malloc((size_t)wsize * sizeof *g->from_world);
-    if (g->world == NULL || g->from_world == NULL) {
+    if (g->world == NULL || g->from_world == NULL || reg_add(REG_GROUP, g) != HINT_SUCCESS) {
         free(g->world);
         free(g->from_world);
         free(g);
@@ -103,6 +105,7 @@ static int finish_group(hint_group g, hint_group *out)
 
 void grp_destroy(hint_group g)
 {
+    reg_remove(REG_GROUP, g);
     if (g->shm_slot >= 0 && rt.shm)
         shm_coll_slot_release(rt.shm, g->shm_slot);
     for (int i = 0; i < GRP_CACHE_NSLOTS; i++)

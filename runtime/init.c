@@ -39,6 +39,7 @@ int hint_init(int *argc, char ***argv)
         return HINT_ERR_NOT_INITIALIZED; /* as MPI: no restart after finalize */
     int st = HINT_SUCCESS;
     CHECK_GOTO(boot_init(&rt.boot), fail);
+    CHECK_GOTO(rt_cfg_check_all(), fail); /* a malformed HINT_* value stops the job here, named */
     trace_init(); /* hang reports; until here hintrun's SIGURG is ignored, as by default */
     if (rt.boot.nnodes != 1) {
         RT_ERR("init", "%d nodes requested but only one node is supported yet", rt.boot.nnodes);

@@ -273,7 +273,7 @@ static int check_request(hint_request *r)
     RT_CHECK_INIT();
     if (r == NULL)
         return HINT_ERR_ARG;
-    if (*r != HINT_REQUEST_NULL && (*r)->magic != RQ_MAGIC)
+    if (*r != HINT_REQUEST_NULL && rq_check(*r) != HINT_SUCCESS)
         return HINT_ERR_REQUEST;
     return HINT_SUCCESS;
 }
@@ -319,7 +319,7 @@ int hint_waitall(size_t n, hint_request r[], hint_status st[])
     if (n > 0 && r == NULL)
         return HINT_ERR_ARG;
     for (size_t i = 0; i < n; i++)
-        if (r[i] != HINT_REQUEST_NULL && r[i]->magic != RQ_MAGIC)
+        if (r[i] != HINT_REQUEST_NULL && rq_check(r[i]) != HINT_SUCCESS)
             return HINT_ERR_REQUEST;
     return waitall_statuses(n, r, st);
 }

@@ -6,20 +6,30 @@
 #include <string.h>
 
 #include "datatype/datatype.h"
+#include "runtime/registry.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "transport/shm/shm.h"
 
-/* Freed requests are kept for reuse; the pool only grows to the most requests ever in flight. */
+/* Freed requests are kept for reuse; the pool only grows to the most requests ever in flight.
+   Every request ever allocated stays in the registry until the pool is freed at finalize, so a
+   check may read its magic (0 once released) without ever touching freed memory, and sends and
+   receives pay no registry update. */
 static struct hint_request_s *pool;
 
 struct hint_request_s *rq_alloc(void)
 {
     struct hint_request_s *r = pool;
-    if (r)
+    if (r) {
         pool = r->next;
-    else if ((r = malloc(sizeof *r)) == NULL)
-        return NULL;
+    } else {
+        if ((r = calloc(1, sizeof *r)) == NULL)
+            return NULL;
+        if (reg_add(REG_REQUEST, r) != HINT_SUCCESS) {
+            free(r);
+            return NULL;
+        }
+    }
     memset(r, 0, sizeof *r);
     r->magic = RQ_MAGIC;
     return r;
@@ -37,8 +47,16 @@ void rq_pool_fini(void)
     while (pool) {
         struct hint_request_s *r = pool;
         pool = r->next;
+        reg_remove(REG_REQUEST, r);
         free(r);
     }
+}
+
+int rq_check(hint_request r)
+{
+    if (reg_live(REG_REQUEST, r) && r->magic == RQ_MAGIC)
+        return HINT_SUCCESS;
+    return reg_reject(REG_REQUEST, r, HINT_ERR_REQUEST);
 }
 
 void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)

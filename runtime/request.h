@@ -43,6 +43,9 @@ struct hint_request_s {
 struct hint_request_s *rq_alloc(void);
 void rq_release(struct hint_request_s *r);
 void rq_pool_fini(void);
+/* HINT_SUCCESS when r is a request in flight (not HINT_REQUEST_NULL, not completed and released
+   already, not a pointer to anything else); else HINT_ERR_REQUEST, with a message. */
+int rq_check(hint_request r);
 
 /* Copy the slice [off, off+len) of r's packed stream out of / into its buffer. */
 void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len);

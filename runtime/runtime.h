@@ -48,10 +48,30 @@ void rt_log(const char *subsys, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 #define RT_ERR(subsys, ...) rt_log(subsys, __func__, __VA_ARGS__)
 
-/* HINT_* configuration: every variable read through these is listed by rt_env_describe(). */
+/* HINT_* configuration (runtime/config.c). Every variable has a row in runtime/envdoc.c giving
+   its parser, range and default; these readers return the row's default when the variable is
+   unset or empty, and, after a message naming the variable, its value and what it accepts, when
+   the value is malformed (hint_init has already refused such a value: rt_cfg_check_all). */
+long rt_cfg_long(const char *name);              /* BOOL, INT rows */
+long rt_cfg_long_or(const char *name, long computed); /* rows whose default is computed at run time */
+size_t rt_cfg_size(const char *name);            /* SIZE rows; 0 when unset without a default */
+double rt_cfg_seconds(const char *name);         /* SECONDS rows */
+int rt_cfg_enum(const char *name);               /* ENUM rows: index of the value in the row's names */
+const char *rt_cfg_str(const char *name);        /* ENUM: the name as the row spells it; STRING: the
+                                                    value; NULL when unset without a default */
+bool rt_cfg_given(const char *name);             /* the variable holds an accepted value */
+/* Every row's value: HINT_ERR_ARG, after one message per malformed variable, when any is. */
+int rt_cfg_check_all(void);
+/* The library's one parser of each kind (HINT_SUCCESS or HINT_ERR_ARG, *out untouched then):
+   bytes "4096", "64K", "1.5G", "2MiB", "8KB" (K, M, G, T: powers of 1024; no sign, no spaces);
+   a decimal integer in [min, max]; seconds "2.5" or "2.5s" in [min, max]. */
+int rt_parse_size(const char *s, size_t *out);
+int rt_parse_int(const char *s, long long min, long long max, long long *out);
+int rt_parse_seconds(const char *s, double min, double max, double *out);
+/* Older readers, kept for code not yet moved to rt_cfg_*: a variable with a row is read through
+   it (the row's range and default win); one without a row is parsed with the caller's. */
 long rt_env_long(const char *name, long dflt, long min, long max);
 const char *rt_env_str(const char *name, const char *dflt);
-/* A size in bytes, with an optional K, M or G (powers of 1024) suffix. */
 size_t rt_env_size(const char *name, size_t dflt);
 
 /* Translate an errno into a HINT_ERR_* (one place). */

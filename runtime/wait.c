@@ -23,8 +23,8 @@ static long spin_ns, yield_ns;
 void rt_wait_init(void)
 {
     int over = rt.boot.oversubscribed;
-    spin_ns = rt_env_long("HINT_WAIT_SPIN_US", 0, 0, 10000000) * 1000;
-    yield_ns = rt_env_long("HINT_WAIT_YIELD_US", over ? 200 : 1000, 0, 10000000) * 1000;
+    spin_ns = rt_cfg_long("HINT_WAIT_SPIN_US") * 1000;
+    yield_ns = rt_cfg_long_or("HINT_WAIT_YIELD_US", over ? 200 : 1000) * 1000;
 }
 
 static long now_ns(void)

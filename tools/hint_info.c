@@ -3,7 +3,7 @@
  * tables selection uses), every HINT_* variable with its default, and which algorithm the
  * defaults pick for a given number of ranks and size.
  *
- *   hint_info [--algorithms] [--env] [--np P] [--size BYTES] [--version] [--help]
+ *   hint_info [--algorithms] [--env [--markdown]] [--np P] [--size BYTES] [--version] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +15,11 @@
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hint_info [--algorithms] [--env] [--np P] [--size BYTES] [--version] [--help]\n"
+    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--np P] [--size BYTES] [--version] [--help]\n"
                 "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
                 "  --algorithms   every collective with its algorithms and what they do\n"
-                "  --env          every HINT_* environment variable, its default and meaning\n"
+                "  --env          every HINT_* environment variable: default, accepted values, meaning\n"
+                "  --markdown     with --env: as the Markdown table in README.md\n"
                 "  --np P         show the algorithms the defaults pick for P ranks ...\n"
                 "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
 }
@@ -36,10 +37,43 @@ static void print_algorithms(void)
 
 static void print_env(void)
 {
-    printf("Environment variables:\n");
-    for (int i = 0; i < rt_env_ndocs; i++)
-        printf("  %-34s default %s\n  %34s %s\n", rt_env_docs[i].name, rt_env_docs[i].dflt, "",
-               rt_env_docs[i].meaning);
+    char dflt[256], accepts[512];
+    printf("Environment variables (hint_init fails on a value a variable does not accept):\n");
+    for (int i = 0; i < rt_env_nvars; i++) {
+        const struct rt_env_var *v = &rt_env_vars[i];
+        rt_env_default_text(v, dflt, sizeof dflt);
+        rt_env_accepts(v, accepts, sizeof accepts);
+        printf("  %-22s default %s\n", v->name, dflt);
+        if (v->kind != RT_ENV_LAUNCHER)
+            printf("  %-22s accepts %s\n", "", accepts);
+        printf("  %-22s %s\n", "", v->meaning);
+    }
+}
+
+/* Text for a Markdown table cell: a '|' would end the cell. */
+static void put_cell(const char *s)
+{
+    for (; *s; s++)
+        printf(*s == '|' ? "\\|" : "%c", *s);
+}
+
+/* README.md's table, exactly (tests/unit/check_env_table.py compares the two). */
+static void print_env_markdown(void)
+{
+    char dflt[256], accepts[512];
+    printf("| variable | default | accepts | meaning |\n| --- | --- | --- | --- |\n");
+    for (int i = 0; i < rt_env_nvars; i++) {
+        const struct rt_env_var *v = &rt_env_vars[i];
+        rt_env_default_text(v, dflt, sizeof dflt);
+        rt_env_accepts(v, accepts, sizeof accepts);
+        printf("| `%s` | ", v->name);
+        put_cell(dflt);
+        printf(" | ");
+        put_cell(v->kind == RT_ENV_LAUNCHER ? "" : accepts);
+        printf(" | ");
+        put_cell(v->meaning);
+        printf(" |\n");
+    }
 }
 
 static void print_defaults(int P, size_t bytes)
@@ -53,7 +87,7 @@ static void print_defaults(int P, size_t bytes)
 
 int main(int argc, char **argv)
 {
-    int algs = 0, env = 0, np = 0;
+    int algs = 0, env = 0, markdown = 0, np = 0;
     long long size = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -66,6 +100,8 @@ int main(int argc, char **argv)
             algs = 1;
         } else if (!strcmp(argv[i], "--env")) {
             env = 1;
+        } else if (!strcmp(argv[i], "--markdown")) {
+            markdown = 1;
         } else if (!strcmp(argv[i], "--np") && i + 1 < argc) {
             np = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
@@ -75,6 +111,10 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (markdown && !env) {
+        fprintf(stderr, "hint_info: --markdown goes with --env\n");
+        return 2;
     }
     if (np < 0 || (np == 0 && size >= 0) || size < -1) {
         fprintf(stderr, "hint_info: --np must be a positive rank count, --size a byte count\n");
@@ -96,7 +136,9 @@ int main(int argc, char **argv)
     }
     if (algs)
         print_algorithms();
-    if (env)
+    if (env && markdown)
+        print_env_markdown();
+    else if (env)
         print_env();
     if (np)
         print_defaults(np, size < 0 ? 8 : (size_t)size);

@@ -109,7 +109,7 @@ int shm_p2p_init(struct shm_node *n)
         S.unexp_free = &S.unexp_pool[i];
     }
     S.last_bell = atomic_load(&shm_ctl(n, S.me)->bell) - 1; /* force a first full pass */
-    const char *path = rt_env_str("HINT_P2P_PATH", "auto");
+    const char *path = rt_cfg_str("HINT_P2P_PATH");
     S.forced_path = !strcmp(path, "heap") ? SHM_PATH_HEAP : !strcmp(path, "cma") ? SHM_PATH_CMA
                     : !strcmp(path, "bounce") ? SHM_PATH_BOUNCE : -1;
     if (S.forced_path < 0 && strcmp(path, "auto") != 0)
@@ -119,7 +119,7 @@ int shm_p2p_init(struct shm_node *n)
 
 void shm_p2p_fini(void)
 {
-    if (S.node && rt_env_long("HINT_P2P_STATS", 0, 0, 1))
+    if (S.node && rt_cfg_long("HINT_P2P_STATS"))
         RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu", S.sent[SHM_NPATHS],
                S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE]);
     free(S.read_seq);

@@ -27,7 +27,7 @@ static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 static uint32_t choose_payload(int nlocal)
 {
-    size_t budget = (size_t)rt_env_long("HINT_SHM_BUDGET", 48L << 20, 1L << 20, 1L << 40);
+    size_t budget = rt_cfg_size("HINT_SHM_BUDGET");
     size_t cells = (size_t)nlocal * (size_t)nlocal * SHM_NCELLS;
     size_t per_cell = budget / cells;
     uint32_t payload = 32 * 1024;
