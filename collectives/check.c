@@ -30,7 +30,7 @@ static int check_enabled = -1;
 bool coll_check_enabled(void)
 {
     if (check_enabled < 0)
-        check_enabled = (int)rt_env_long("HINT_COLL_CHECK", 0, 0, 1);
+        check_enabled = (int)rt_cfg_long("HINT_COLL_CHECK");
     return check_enabled == 1;
 }
 

@@ -35,18 +35,39 @@ static void print_algorithms(void)
     }
 }
 
+/* text after a 25-column indent, wrapped at spaces to lines of at most 100 columns */
+static void print_wrapped(const char *label, const char *text)
+{
+    const int indent = 25, width = 100;
+    int col = printf("  %-22s %s", label, "");
+    while (*text) {
+        int n = (int)strcspn(text, " ");
+        if (col > indent && col + 1 + n > width)
+            col = printf("\n%*s", indent, "") - 1;
+        else if (col > indent)
+            col += printf(" ");
+        col += printf("%.*s", n, text);
+        text += n;
+        text += strspn(text, " ");
+    }
+    printf("\n");
+}
+
 static void print_env(void)
 {
-    char dflt[256], accepts[512];
+    char dflt[256], accepts[512], line[600];
     printf("Environment variables (hint_init fails on a value a variable does not accept):\n");
     for (int i = 0; i < rt_env_nvars; i++) {
         const struct rt_env_var *v = &rt_env_vars[i];
         rt_env_default_text(v, dflt, sizeof dflt);
         rt_env_accepts(v, accepts, sizeof accepts);
-        printf("  %-22s default %s\n", v->name, dflt);
-        if (v->kind != RT_ENV_LAUNCHER)
-            printf("  %-22s accepts %s\n", "", accepts);
-        printf("  %-22s %s\n", "", v->meaning);
+        snprintf(line, sizeof line, "default %s", dflt);
+        print_wrapped(v->name, line);
+        if (v->kind != RT_ENV_LAUNCHER) {
+            snprintf(line, sizeof line, "accepts %s", accepts);
+            print_wrapped("", line);
+        }
+        print_wrapped("", v->meaning);
     }
 }
 
