@@ -347,15 +347,17 @@ static size_t pair_count(const struct call *c, int a, int b)
     return vcount(c, a * 257 + b + 1);
 }
 
-static size_t layout(const struct call *c, const size_t *cnt, size_t *dsp)
+static size_t layout_n(const struct call *c, int n, const size_t *cnt, size_t *dsp)
 {
     size_t off = 0;
-    for (int p = c->P - 1; p >= 0; p--) {
+    for (int p = n - 1; p >= 0; p--) {
         dsp[p] = off;
         off += cnt[p] + (size_t)(mix64(c->vbase ^ (uint64_t)p) % 3);
     }
     return off;
 }
+
+static size_t layout(const struct call *c, const size_t *cnt, size_t *dsp) { return layout_n(c, c->P, cnt, dsp); }
 
 /* ---- the operations ---- */
 
@@ -441,17 +443,23 @@ static void do_alltoall(struct call *c)
 }
 
 /* The gaps of a v layout must stay as they were. */
-static void expect_gaps(const struct call *c, const char *what, const unsigned char *b, const size_t *cnt,
-                        const size_t *dsp, size_t total)
+static void expect_gaps_n(const struct call *c, const char *what, int n, const unsigned char *b, const size_t *cnt,
+                          const size_t *dsp, size_t total)
 {
     size_t e = c->esize, at = 0;
-    for (int p = c->P - 1; p >= 0; p--) {
+    for (int p = n - 1; p >= 0; p--) {
         if (dsp[p] > at)
             expect_untouched(c, what, b + at * e, (dsp[p] - at) * e);
         at = dsp[p] + cnt[p];
     }
     if (total > at)
         expect_untouched(c, what, b + at * e, (total - at) * e);
+}
+
+static void expect_gaps(const struct call *c, const char *what, const unsigned char *b, const size_t *cnt,
+                        const size_t *dsp, size_t total)
+{
+    expect_gaps_n(c, what, c->P, b, cnt, dsp, total);
 }
 
 static void do_gatherv(struct call *c)
@@ -625,6 +633,43 @@ static void do_neighbor(struct call *c, bool alltoall)
 static void do_neighbor_allgather(struct call *c) { do_neighbor(c, false); }
 static void do_neighbor_alltoall(struct call *c) { do_neighbor(c, true); }
 
+/* v variants: rank q sends vcount(q) elements to all (allgatherv), or nb_count(q, j) to its
+   destination j (alltoallv); slots without a neighbour get a count too, and stay untouched. */
+static size_t nb_count(const struct call *c, int sender, int slot) { return vcount(c, 1000 + sender * 16 + slot); }
+
+static void do_neighbor_v(struct call *c, bool alltoall)
+{
+    int k, *src;
+    neighbours(c, &k, &src);
+    size_t e = c->esize, *sc = alloca(4 * sizeof(size_t) * (size_t)(k + 1)), *sd = sc + k + 1, *rc = sd + k + 1,
+           *rd = rc + k + 1;
+    for (int i = 0; i < k; i++) {
+        sc[i] = alltoall ? nb_count(c, c->r, i) : vcount(c, c->r);
+        rc[i] = src[i] == HINT_PROC_NULL ? c->count : alltoall ? nb_count(c, src[i], i ^ 1) : vcount(c, src[i]);
+    }
+    size_t stot = alltoall ? layout_n(c, k, sc, sd) : sc[0], rtot = layout_n(c, k, rc, rd);
+    unsigned char *s = BUF(c, stot * e), *r = BUF(c, rtot * e);
+    for (int j = 0; j < (alltoall ? k : 1); j++)
+        fill(c, s + (alltoall ? sd[j] : 0) * e, sc[j] * e, c->r, alltoall ? j : 0);
+    memset(r, GUARD_BYTE, rtot * e);
+    remember_send(c, s);
+    int st = alltoall ? hint_neighbor_alltoallv(s, sc, sd, c->t, r, rc, rd, c->t, c->g)
+                      : hint_neighbor_allgatherv(s, vcount(c, c->r), c->t, r, rc, rd, c->t, c->g);
+    if (call_ok(c, st, alltoall ? "hint_neighbor_alltoallv" : "hint_neighbor_allgatherv")) {
+        for (int i = 0; i < k; i++)
+            if (src[i] == HINT_PROC_NULL)
+                expect_untouched(c, "slot without a neighbour", r + rd[i] * e, rc[i] * e);
+            else
+                expect_block(c, alltoall ? "neighbor_alltoallv" : "neighbor_allgatherv", r + rd[i] * e, rc[i] * e,
+                             src[i], alltoall ? i ^ 1 : 0);
+        expect_gaps_n(c, alltoall ? "neighbor_alltoallv gap" : "neighbor_allgatherv gap", k, r, rc, rd, rtot);
+    }
+    free(src);
+}
+
+static void do_neighbor_allgatherv(struct call *c) { do_neighbor_v(c, false); }
+static void do_neighbor_alltoallv(struct call *c) { do_neighbor_v(c, true); }
+
 typedef void (*op_fn)(struct call *);
 static const op_fn op_fns[COLL_NOPS] = {
     [COLL_BARRIER] = do_barrier,
@@ -642,6 +687,8 @@ static const op_fn op_fns[COLL_NOPS] = {
     [COLL_REDUCE_SCATTER_BLOCK] = do_reduce_scatter_block,
     [COLL_NEIGHBOR_ALLGATHER] = do_neighbor_allgather,
     [COLL_NEIGHBOR_ALLTOALL] = do_neighbor_alltoall,
+    [COLL_NEIGHBOR_ALLGATHERV] = do_neighbor_allgatherv,
+    [COLL_NEIGHBOR_ALLTOALLV] = do_neighbor_alltoallv,
 };
 
 static bool is_reduction(int op)
@@ -651,7 +698,7 @@ static bool is_reduction(int op)
 
 static bool in_place_allowed(int op)
 {
-    return op != COLL_BARRIER && op != COLL_BCAST && op != COLL_NEIGHBOR_ALLGATHER && op != COLL_NEIGHBOR_ALLTOALL;
+    return op != COLL_BARRIER && op != COLL_BCAST && op < COLL_NEIGHBOR_ALLGATHER;
 }
 
 /* The operations a slot can run: the neighbourhood ones need a Cartesian group. */
@@ -660,8 +707,9 @@ static int draw_op(const struct slot *s)
     static const int plain[] = {COLL_BARRIER,    COLL_BCAST,     COLL_REDUCE,   COLL_ALLREDUCE, COLL_GATHER,
                                 COLL_GATHERV,    COLL_SCATTER,   COLL_SCATTERV, COLL_ALLGATHER, COLL_ALLGATHERV,
                                 COLL_ALLTOALL,   COLL_ALLTOALLV, COLL_REDUCE_SCATTER_BLOCK,
-                                COLL_NEIGHBOR_ALLGATHER, COLL_NEIGHBOR_ALLTOALL};
-    size_t n = sizeof plain / sizeof plain[0] - (s->cart ? 0 : 2);
+                                COLL_NEIGHBOR_ALLGATHER, COLL_NEIGHBOR_ALLTOALL, COLL_NEIGHBOR_ALLGATHERV,
+                                COLL_NEIGHBOR_ALLTOALLV};
+    size_t n = sizeof plain / sizeof plain[0] - (s->cart ? 0 : 4);
     return plain[draw() % n];
 }
 
