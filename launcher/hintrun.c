@@ -26,8 +26,9 @@
 #define LAUNCH_SIGNAL_GRACE 2.0
 /* Once every rank has exited, how long output still held open by stray grandchildren is read. */
 #define LAUNCH_DRAIN_GRACE 1.0
-/* When --timeout expires, how long the ranks have to print their state before the job ends. */
-#define LAUNCH_REPORT_GRACE 0.2
+/* When --timeout expires, how long the ranks have at most to print their state before the job
+   ends (it ends as soon as every rank asked has answered, normally within milliseconds). */
+#define LAUNCH_REPORT_MAX 0.5
 /* Exit status of a job whose rank exited 0 without hint_finalize. */
 #define LAUNCH_UNFINISHED_STATUS 1
 
@@ -283,9 +284,10 @@ static void launch_check_deadlines(struct launch_job *job)
     if (job->deadline > 0 && !job->ending && !job->report_until && now >= job->deadline) {
         /* first each rank's state, while the ranks still run (report.c) */
         launch_ask_states(job);
-        job->report_until = now + LAUNCH_REPORT_GRACE;
+        job->report_until = now + LAUNCH_REPORT_MAX;
     }
-    if (job->report_until > 0 && !job->ending && now >= job->report_until) {
+    if (job->report_until > 0 && !job->ending &&
+        (now >= job->report_until || launch_states_answered(job))) {
         fprintf(stderr, "hintrun: timeout: the job ran longer than %g seconds; ending it\n",
                 job->opts->timeout);
         launch_end_job(job, 124, SIGTERM, LAUNCH_KILL_GRACE);

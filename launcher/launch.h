@@ -45,6 +45,8 @@ struct launch_rank {
     pid_t pid;             /* 0 until started */
     int running;           /* started and not yet reaped */
     struct output_stream out[2]; /* its stdout and stderr */
+    int asked;             /* asked for its state (report.c) and has not answered yet */
+    unsigned long asked_at; /* out[1].state_lines when asked */
 };
 
 struct launch_job {
@@ -102,6 +104,8 @@ void launch_watch_stop(struct launch_job *job);          /* hintrun cleaned up: 
 /* report.c: asks every running rank for its state (SIGURG, runtime/trace.h) and reports the
    ranks that cannot answer (stopped, or not started hint) itself. */
 void launch_ask_states(struct launch_job *job);
+/* 1 once every rank asked has answered (or exited). */
+int launch_states_answered(const struct launch_job *job);
 
 double launch_now(void);
 

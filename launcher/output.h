@@ -20,6 +20,7 @@ struct output_stream {
     char *buf;       /* bytes of the current, unfinished line */
     size_t len, cap;
     int midline;     /* part of the current line is out already (line over OUTPUT_LINE_MAX) */
+    unsigned long state_lines; /* lines forwarded that start "hint: rank " (runtime/trace.c) */
 };
 
 void output_init(struct output_stream *o, int fd, int rank, int dest);

@@ -5,7 +5,10 @@
  * (runtime/trace.h) to its stderr, which hintrun forwards. SIGURG is ignored by default, so a
  * rank that has not started hint, or a program that never does, is not harmed by it. The ranks
  * that cannot answer are reported here instead: a stopped rank (its handler cannot run), one
- * that has not reached hint_init, and one that has finalized.
+ * that has not reached hint_init, and one that has finalized. hintrun waits until every rank it
+ * asked has forwarded a "hint: rank " line on its stderr, at most LAUNCH_REPORT_MAX seconds (a
+ * rank that joined the store but installed no handler, e.g. a program using the bootstrap client
+ * alone, never answers).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -35,7 +38,7 @@ static char launch_proc_state(pid_t pid)
 void launch_ask_states(struct launch_job *job)
 {
     for (int r = 0; r < job->np; r++) {
-        const struct launch_rank *rk = &job->ranks[r];
+        struct launch_rank *rk = &job->ranks[r];
         if (!rk->running)
             continue;
         char state = launch_proc_state(rk->pid);
@@ -49,7 +52,19 @@ void launch_ask_states(struct launch_job *job)
         else if (joined == 2)
             fprintf(stderr, "hintrun: rank %d (pid %d) has finished hint_finalize and is still running\n",
                     r, (int)rk->pid);
-        else
-            kill(rk->pid, SIGURG); /* the rank itself, not what it forked */
+        else if (kill(rk->pid, SIGURG) == 0) { /* the rank itself, not what it forked */
+            rk->asked = 1;
+            rk->asked_at = rk->out[1].state_lines;
+        }
     }
+}
+
+int launch_states_answered(const struct launch_job *job)
+{
+    for (int r = 0; r < job->np; r++) {
+        const struct launch_rank *rk = &job->ranks[r];
+        if (rk->asked && rk->running && rk->out[1].fd >= 0 && rk->out[1].state_lines == rk->asked_at)
+            return 0;
+    }
+    return 1;
 }

@@ -229,28 +229,12 @@ static void trace_on_signal(int sig)
     errno = saved;
 }
 
-/* HINT_HANG_TIMEOUT: seconds (decimals allowed); unset or 0: off. */
-static long trace_read_timeout(void)
-{
-    const char *s = rt_env_str("HINT_HANG_TIMEOUT", NULL);
-    if (s == NULL)
-        return 0;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(v >= 0) || v > 1e6) {
-        RT_ERR("config", "HINT_HANG_TIMEOUT=%s is not a number of seconds in [0, 1e6]; hang "
-               "reports stay off", s);
-        return 0;
-    }
-    return (long)(v * 1e9);
-}
-
 void trace_init(void)
 {
     const char *rank = getenv("HINT_RANK");
     trace.rank = rank ? atoi(rank) : 0; /* boot_init checks it; this is only for messages */
-    trace_hang_ns = trace_read_timeout();
+    /* seconds, decimals allowed (its row in runtime/envdoc.c); 0: off */
+    trace_hang_ns = (long)(rt_cfg_seconds("HINT_HANG_TIMEOUT") * 1e9);
     struct sigaction old;
     /* a program that handles SIGURG itself keeps its handler (and loses the state report) */
     if (sigaction(SIGURG, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
