@@ -713,46 +713,56 @@ static int draw_op(const struct slot *s)
     return plain[draw() % n];
 }
 
+/* Element type and, for reductions, op: values that every combining order sums exactly. */
+static void pick_type(struct call *c, uint64_t type_raw, uint64_t rop_raw)
+{
+    static hint_type rtypes[] = {HINT_INT, HINT_LONG, HINT_DOUBLE}, mtypes[] = {HINT_BYTE, HINT_INT32, HINT_DOUBLE};
+    static const char *rnames[] = {"int", "long", "double"}, *mnames[] = {"byte", "int32", "double"};
+    static hint_op rops[] = {HINT_SUM, HINT_SUM, HINT_MAX, HINT_MIN};
+    static const char *ropnames[] = {"sum", "sum", "max", "min"};
+    bool red = is_reduction(c->op);
+    c->t = (red ? rtypes : mtypes)[type_raw % 3];
+    c->tname = (red ? rnames : mnames)[type_raw % 3];
+    if (red) {
+        c->rop = rops[rop_raw % 4];
+        c->ropname = ropnames[rop_raw % 4];
+    }
+    hint_type_size(c->t, &c->esize);
+    c->count = c->bytes / c->esize;
+}
+
+/* Every decision of a collective round, drawn on every rank in the same order whatever its part;
+   only the kind of a rank's buffers may differ between ranks (c->mixed). */
+static void draw_call(struct call *c, uint64_t *root_raw)
+{
+    c->slot = (int)(draw() % NSLOTS);
+    if (slots[c->slot].kind == SK_NONE)
+        c->slot = 0;
+    c->op = draw_op(&slots[c->slot]);
+    c->bytes = draw_bytes(opt_max_bytes);
+    uint64_t type_raw = draw(), rop_raw = draw();
+    *root_raw = draw(); /* taken modulo the size of the group, which members alone know */
+    uint64_t ip_raw = draw(), alg_raw = draw(), kind_raw = draw(), mixed_raw = draw();
+    c->salt = (uint32_t)draw();
+    c->vbase = draw();
+    pick_type(c, type_raw, rop_raw);
+    c->in_place = in_place_allowed(c->op) && ip_raw % 4 == 0;
+    const struct coll_table *tab = &coll_tables[c->op];
+    c->alg = alg_raw % 4 == 0 ? "auto" : tab->algs[(alg_raw >> 8) % (uint64_t)tab->nalgs].name;
+    c->mixed = mixed_raw % 4 == 0;
+    c->kind = (int)((c->mixed ? mix64(kind_raw + (uint64_t)world_rank) : kind_raw) % BK_N);
+}
+
 static void collective(long round)
 {
     struct call c = {.round = round};
-    /* every draw happens on every rank, in this order, whatever this rank's part */
-    uint64_t slot_raw = draw();
-    c.slot = (int)(slot_raw % NSLOTS);
-    if (slots[c.slot].kind == SK_NONE)
-        c.slot = 0;
+    uint64_t root_raw;
+    draw_call(&c, &root_raw);
     struct slot *sl = &slots[c.slot];
-    c.op = draw_op(sl);
-    c.bytes = draw_bytes(opt_max_bytes);
-    uint64_t type_raw = draw(), rop_raw = draw(), root_raw = draw(), ip_raw = draw(), alg_raw = draw();
-    uint64_t kind_raw = draw(), mixed_raw = draw();
-    c.salt = (uint32_t)draw();
-    c.vbase = draw();
-    if (is_reduction(c.op)) {
-        static hint_type types[] = {HINT_INT, HINT_LONG, HINT_DOUBLE};
-        static const char *names[] = {"int", "long", "double"};
-        static hint_op rops[] = {HINT_SUM, HINT_SUM, HINT_MAX, HINT_MIN};
-        static const char *ropnames[] = {"sum", "sum", "max", "min"};
-        c.t = types[type_raw % 3];
-        c.tname = names[type_raw % 3];
-        c.rop = rops[rop_raw % 4];
-        c.ropname = ropnames[rop_raw % 4];
-    } else {
-        static hint_type types[] = {HINT_BYTE, HINT_INT32, HINT_DOUBLE};
-        static const char *names[] = {"byte", "int32", "double"};
-        c.t = types[type_raw % 3];
-        c.tname = names[type_raw % 3];
-    }
-    hint_type_size(c.t, &c.esize);
-    c.count = c.bytes / c.esize;
-    c.in_place = in_place_allowed(c.op) && ip_raw % 4 == 0;
-    const struct coll_table *tab = &coll_tables[c.op];
-    c.alg = alg_raw % 4 == 0 ? "auto" : tab->algs[(alg_raw >> 8) % (uint64_t)tab->nalgs].name;
-    c.mixed = mixed_raw % 4 == 0;
-    c.kind = (int)((c.mixed ? mix64(kind_raw + (uint64_t)world_rank) : kind_raw) % BK_N);
     if (opt_verbose && world_rank == 0)
-        printf("round %ld: %s on slot %d [%s], %s, %zu B, %s%s\n", round, op_name(c.op), c.slot, sl->desc, c.alg,
-               c.bytes, kind_names[kind_raw % BK_N], c.in_place ? ", in place" : "");
+        printf("round %ld: %s on slot %d [%s], %s, %zu B, %s%s%s\n", round, op_name(c.op), c.slot, sl->desc, c.alg,
+               c.bytes, kind_names[c.kind], c.mixed ? " (rank 0; kinds differ per rank)" : "",
+               c.in_place ? ", in place" : "");
     c.g = sl->h;
     if (c.g == HINT_GROUP_NULL)
         return; /* not a member */
@@ -761,7 +771,8 @@ static void collective(long round)
     c.root = (int)(root_raw % (uint64_t)c.P);
     if (c.kind == BK_STACK) {
         /* room for the largest pair of buffers any operation takes: P (or 4 neighbours) blocks
-           of up to 2 count + 2 elements and gaps of up to 2 (v layouts) */
+           of up to 2 count + 2 elements and gaps of up to 2 (v layouts); alloca'd here so that
+           it lives until buf_release_all has checked the guards */
         size_t blocks = (size_t)(c.P > 4 ? c.P : 4), room = 2 * (blocks * (2 * c.count + 4) * c.esize + GUARD + 64);
         if (room <= STACK_MAX) {
             unsigned char *frame = alloca(room + 64);
