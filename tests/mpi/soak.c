@@ -824,69 +824,90 @@ static int pick_parent(uint64_t raw, int s, bool full)
     return cand[raw % (uint64_t)n]; /* the world is always there */
 }
 
-static void slot_create(long round, int s, uint64_t kind_raw, uint64_t parent_raw, uint64_t shape_raw,
-                        const uint64_t *per_rank)
+/* The random shape of a new group: one number, and 3 per world rank (colours, keys, order). */
+struct shape {
+    uint64_t raw;
+    const uint64_t *per_rank;
+};
+
+static int make_dup(struct slot *sl, const struct slot *pa, int parent, const struct shape *sh)
 {
+    (void)sh;
+    sl->cart = pa->cart;
+    sl->full = pa->full;
+    snprintf(sl->desc, sizeof sl->desc, "gen %d: dup of slot %d", sl->gen, parent);
+    return pa->h == HINT_GROUP_NULL ? HINT_SUCCESS : hint_group_dup(pa->h, &sl->h);
+}
+
+/* colours 0..ncolours-1 with one rank in 6 left out (HINT_UNDEFINED); keys reorder the ranks */
+static int make_split(struct slot *sl, const struct slot *pa, int parent, const struct shape *sh)
+{
+    int P = world_size, ncol = 1 + (int)(sh->raw % 3), left_out = 0;
+    for (int w = 0; w < P; w++)
+        left_out += sh->per_rank[w] % 6 == 0;
+    uint64_t mine = sh->per_rank[world_rank];
+    int color = mine % 6 == 0 ? HINT_UNDEFINED : (int)((mine >> 8) % (uint64_t)ncol);
+    int key = (int)(sh->per_rank[P + world_rank] % 100);
+    snprintf(sl->desc, sizeof sl->desc, "gen %d: split of slot %d into up to %d colours, %d of %d undefined", sl->gen,
+             parent, ncol, left_out, P);
+    return pa->h == HINT_GROUP_NULL ? HINT_SUCCESS : hint_group_split(pa->h, color, key, &sl->h);
+}
+
+/* a random subset of the parent (every world rank, numbered as in the world) in random order;
+   only the listed ranks call */
+static int make_subset(struct slot *sl, const struct slot *pa, int parent, const struct shape *sh)
+{
+    int P = world_size, *perm = alloca(sizeof(int) * (size_t)P), k = 1 + (int)(sh->raw % (uint64_t)P);
+    bool listed = false;
+    for (int i = 0; i < P; i++)
+        perm[i] = i;
+    for (int i = P - 1; i > 0; i--) {
+        int j = (int)(sh->per_rank[2 * P + i] % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (int i = 0; i < k; i++)
+        listed |= perm[i] == world_rank;
+    snprintf(sl->desc, sizeof sl->desc, "gen %d: create from slot %d of %d ranks, first %d", sl->gen, parent, k,
+             perm[0]);
+    return listed ? hint_group_create(pa->h, k, perm, &sl->h) : HINT_SUCCESS;
+}
+
+/* a 1-D or 2-D grid over the whole parent, each dimension periodic or not */
+static int make_grid(struct slot *sl, const struct slot *pa, int parent, const struct shape *sh)
+{
+    int ndims = 1 + (int)(sh->raw % 2), dims[2] = {0, 0};
+    int periods[2] = {(int)(sh->raw >> 8) & 1, (int)(sh->raw >> 9) & 1};
+    int st = hint_dims_create(world_size, ndims, dims);
+    sl->cart = sl->full = true;
+    snprintf(sl->desc, sizeof sl->desc, "gen %d: cart of slot %d, %d x %d, periods %d %d", sl->gen, parent, dims[0],
+             ndims > 1 ? dims[1] : 1, periods[0], periods[1]);
+    return st != HINT_SUCCESS ? st : hint_cart_create(pa->h, ndims, dims, periods, 0, &sl->h);
+}
+
+static void slot_create(long round, int s, uint64_t kind_raw, uint64_t parent_raw, const struct shape *sh)
+{
+    static const struct {
+        enum slot_kind kind;
+        const char *fn;
+        int (*make)(struct slot *, const struct slot *, int, const struct shape *);
+        bool full_parent; /* needs a parent of every world rank in world order */
+    } makers[] = {
+        {SK_DUP, "hint_group_dup", make_dup, false},
+        {SK_SPLIT, "hint_group_split", make_split, false},
+        {SK_CREATE, "hint_group_create", make_subset, true},
+        {SK_CART, "hint_cart_create", make_grid, true},
+    };
+    const int m = (int)(kind_raw % 4);
     struct slot *sl = &slots[s];
-    int P = world_size, st = HINT_SUCCESS;
-    enum slot_kind kind = (enum slot_kind)(SK_DUP + kind_raw % 4);
-    int parent = pick_parent(parent_raw, s, kind == SK_CREATE || kind == SK_CART);
-    struct slot *pa = &slots[parent];
-    const char *fn = "";
+    int parent = pick_parent(parent_raw, s, makers[m].full_parent);
     sl->h = HINT_GROUP_NULL;
     sl->gen++;
     sl->cart = sl->full = false;
-    if (kind == SK_DUP) {
-        fn = "hint_group_dup";
-        if (pa->h != HINT_GROUP_NULL)
-            st = hint_group_dup(pa->h, &sl->h);
-        sl->cart = pa->cart;
-        sl->full = pa->full;
-        snprintf(sl->desc, sizeof sl->desc, "gen %d: dup of slot %d", sl->gen, parent);
-    } else if (kind == SK_SPLIT) {
-        /* colours 0..ncolours-1, one rank in 6 left out; keys reorder the ranks */
-        int ncol = 1 + (int)(shape_raw % 3), left_out = 0;
-        for (int w = 0; w < P; w++)
-            left_out += per_rank[w] % 6 == 0;
-        int color = per_rank[world_rank] % 6 == 0 ? HINT_UNDEFINED : (int)((per_rank[world_rank] >> 8) % (uint64_t)ncol);
-        int key = (int)(per_rank[P + world_rank] % 100);
-        fn = "hint_group_split";
-        if (pa->h != HINT_GROUP_NULL)
-            st = hint_group_split(pa->h, color, key, &sl->h);
-        snprintf(sl->desc, sizeof sl->desc, "gen %d: split of slot %d into up to %d colours, %d of %d world ranks undefined",
-                 sl->gen, parent, ncol, left_out, P);
-    } else if (kind == SK_CREATE) {
-        /* a random subset of the world in random order */
-        int *perm = alloca(sizeof(int) * (size_t)P), k = 1 + (int)(shape_raw % (uint64_t)P), me = -1;
-        for (int i = 0; i < P; i++)
-            perm[i] = i;
-        for (int i = P - 1; i > 0; i--) {
-            int j = (int)(per_rank[2 * P + i] % (uint64_t)(i + 1)), t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        for (int i = 0; i < k; i++)
-            if (perm[i] == world_rank)
-                me = i;
-        fn = "hint_group_create";
-        if (me >= 0)
-            st = hint_group_create(pa->h, k, perm, &sl->h);
-        snprintf(sl->desc, sizeof sl->desc, "gen %d: create from slot %d of %d ranks, first %d", sl->gen, parent, k,
-                 perm[0]);
-    } else {
-        int ndims = 1 + (int)(shape_raw % 2), dims[2] = {0, 0}, periods[2] = {(int)(shape_raw >> 8) & 1,
-                                                                                (int)(shape_raw >> 9) & 1};
-        fn = "hint_cart_create";
-        st = hint_dims_create(P, ndims, dims);
-        if (st == HINT_SUCCESS)
-            st = hint_cart_create(pa->h, ndims, dims, periods, 0, &sl->h);
-        sl->cart = sl->full = true;
-        snprintf(sl->desc, sizeof sl->desc, "gen %d: cart of slot %d, %d x %d, periods %d %d", sl->gen, parent,
-                 dims[0], ndims > 1 ? dims[1] : 1, periods[0], periods[1]);
-    }
-    sl->kind = kind;
+    sl->kind = makers[m].kind;
+    int st = makers[m].make(sl, &slots[parent], parent, sh);
     if (st != HINT_SUCCESS)
-        group_fail(round, s, fn, st);
+        group_fail(round, s, makers[m].fn, st);
     groups_created++;
     if (opt_verbose && world_rank == 0)
         printf("round %ld: slot %d is now %s\n", round, s, sl->desc);
@@ -900,9 +921,10 @@ static void manage(long round)
     uint64_t *per_rank = alloca(sizeof(uint64_t) * 3 * (size_t)P);
     for (int i = 0; i < 3 * P; i++)
         per_rank[i] = draw();
+    struct shape sh = {shape_raw, per_rank};
     slot_free(round, s);
     if (keep_empty % 5 != 0)
-        slot_create(round, s, kind_raw, parent_raw, shape_raw, per_rank);
+        slot_create(round, s, kind_raw, parent_raw, &sh);
     else if (opt_verbose && world_rank == 0)
         printf("round %ld: slot %d freed\n", round, s);
 }
@@ -983,8 +1005,9 @@ static void summary(double seconds)
     if (world_rank != 0)
         return;
     char line[2048];
-    int at = snprintf(line, sizeof line, "soak OK: seed %" PRIu64 ", P=%d, %ld rounds in %.1f s; calls per rank:",
-                      opt_seed, world_size, opt_rounds, seconds);
+    int at = snprintf(line, sizeof line,
+                      "soak OK: seed %" PRIu64 ", P=%d, %ld rounds in %.1f s; calls summed over ranks:", opt_seed,
+                      world_size, opt_rounds, seconds);
     long unsup = 0;
     for (int op = 0; op < COLL_NOPS; op++) {
         unsup += all[COLL_NOPS + op];
@@ -999,7 +1022,7 @@ static void summary(double seconds)
     at += snprintf(line + at, sizeof line - (size_t)at, "; buffers");
     for (int k = 0; k < BK_N; k++)
         at += snprintf(line + at, sizeof line - (size_t)at, " %s %ld", kind_names[k], all[2 * COLL_NOPS + k]);
-    snprintf(line + at, sizeof line - (size_t)at, "; groups created %ld, freed %ld (per rank)", all[N - 2],
+    snprintf(line + at, sizeof line - (size_t)at, "; groups created %ld, freed %ld (summed over ranks)", all[N - 2],
              all[N - 1]);
     printf("%s\n", line);
 }
