@@ -1,19 +1,21 @@
 /*
  * collectives/api.c — the public collective calls: check the arguments, resolve HINT_IN_PLACE,
- * express everything in bytes, take the trivial path for P = 1 and empty messages, then let
- * select.c pick and run an algorithm.
+ * express sizes, counts and displacements in bytes, take the trivial path for P = 1 and empty
+ * messages, then let select.c pick and run an algorithm.
  *
  * Errors that every rank detects alike (bad group, root, op, type) return before any message
- * is sent, so nobody hangs. alltoall and allgather hand derived (non-contiguous) sides to
- * selection with their layouts (typed.c); the other calls with a derived datatype, and those
- * two in place, are staged through contiguous bytes by derived.c.
+ * is sent, so nobody hangs. A side whose datatype is derived (non-contiguous) goes to selection
+ * as its layout (struct coll_layout) beside the user's buffer, for every call: so every rank
+ * picks the same algorithm whatever types it passed. The algorithms marked `typed` copy straight
+ * from and to layouts; for the others select.c packs around the call, in one place
+ * (coll_run_packed, typed.c). A reduction on a derived type reduces the predefined kind the type
+ * is made of.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectives/algs.h"
-#include "collectives/derived.h"
 #include "datatype/datatype.h"
 #include "runtime/runtime.h"
 #include "topology/vtopo.h"
@@ -41,6 +43,8 @@ static void take_tag(struct coll_args *a)
     a->tag = GRP_TAG_COLL + (int)(a->g->coll_seq++ & 0x0fffffff);
 }
 
+static bool is_derived(hint_type t) { return !dt_is_contig(t); }
+
 /* Bytes of data in count elements of t, which must be usable. */
 static int block_bytes(size_t count, hint_type t, size_t *bytes)
 {
@@ -54,13 +58,21 @@ static int block_bytes(size_t count, hint_type t, size_t *bytes)
     return HINT_SUCCESS;
 }
 
-/* The layout of a side of alltoall / allgather holding nblocks blocks of count elements of t:
-   none when t is contiguous; HINT_ERR_COUNT when the blocks' span overflows. */
+/* Both sides of one rank's call hold the same kind of data (bytes match any kind; a type of
+   mixed kinds cannot be told apart from another here). */
+static bool kinds_match(hint_type a, hint_type b)
+{
+    int ka = dt_sig_basic(a), kb = dt_sig_basic(b);
+    return ka == DT_NONE || kb == DT_NONE || ka == kb || ka == DT_BYTE || kb == DT_BYTE;
+}
+
+/* The layout of a side holding nblocks blocks of count elements of t, one after another: none
+   when t is contiguous; HINT_ERR_COUNT when the blocks' span overflows. */
 static int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l)
 {
     ptrdiff_t lo, hi;
     *l = (struct coll_layout){0};
-    if (!coll_is_derived(t))
+    if (!is_derived(t))
         return HINT_SUCCESS;
     if (nblocks && count > SIZE_MAX / nblocks)
         return HINT_ERR_COUNT;
@@ -70,15 +82,21 @@ static int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_la
     return st;
 }
 
-/* One rank alone: its send block goes to its receive block, each in its own layout. */
-static void copy_own_block(const struct coll_args *a, const void *s, size_t sc, hint_type st_, void *r, size_t rc,
-                           hint_type rt_)
+/* A v side: its type's layout for blocks given by byte counts and displacements. */
+static struct coll_layout v_layout(hint_type t, size_t count)
 {
-    size_t bytes;
-    if (coll_has_layout(a))
-        dt_copy_typed(s, sc, st_, r, rc, rt_, &bytes); /* sizes and kinds were checked */
+    return is_derived(t) ? (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)}
+                         : (struct coll_layout){0};
+}
+
+/* One rank alone: sc elements of st at s to rc of rt at r, each in its own layout. */
+static void copy_own(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, size_t bytes)
+{
+    size_t done;
+    if (is_derived(st_) || is_derived(rt_))
+        dt_copy_typed(s, sc, st_, r, rc, rt_, &done); /* sizes and kinds were checked */
     else
-        copy_bytes(r, s, a->block);
+        copy_bytes(r, s, bytes);
 }
 
 static int check_buf(const void *p, size_t bytes) { return p == NULL && bytes > 0 ? HINT_ERR_BUFFER : HINT_SUCCESS; }
@@ -103,6 +121,21 @@ static int run(struct coll_args *a, bool is_trivial)
     return coll_run(a);
 }
 
+/* A scratch copy of the bytes count elements of t touch at buf (in place: the input that the
+   call overwrites); *from is where buf's data now is, at the same offsets. */
+static int copy_span(const void *buf, size_t count, hint_type t, void **copy, const char **from)
+{
+    ptrdiff_t lo, hi;
+    int st = dt_span(t, count, &lo, &hi);
+    if (st == HINT_SUCCESS)
+        st = coll_scratch((size_t)(hi - lo), copy);
+    if (st != HINT_SUCCESS)
+        return st;
+    copy_bytes(*copy, (const char *)buf + lo, (size_t)(hi - lo));
+    *from = (const char *)*copy - lo;
+    return HINT_SUCCESS;
+}
+
 int hint_barrier(hint_group g)
 {
     struct coll_args a;
@@ -125,7 +158,7 @@ int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
     if (st == HINT_SUCCESS)
         st = check_buf(buf, a.block);
     if (st == HINT_SUCCESS)
-        st = side_layout(count, t, 1, &a.rl); /* a derived buffer goes to selection as a layout */
+        st = side_layout(count, t, 1, &a.rl);
     if (st != HINT_SUCCESS)
         return st;
     a.root = root;
@@ -133,31 +166,33 @@ int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
     return run(&a, a.size == 1 || a.block == 0);
 }
 
-/* Reductions: element kind and op must fit together. */
-static int reduction_args(struct coll_args *a, size_t count, hint_type t, hint_op op)
+/* Reductions: the elements' predefined kind (of a derived type: the kind it is made of) and op
+   must fit together. in_count elements of t are read, count written. */
+static int reduction_args(struct coll_args *a, size_t in_count, size_t count, hint_type t, hint_op op)
 {
     int st = block_bytes(count, t, &a->block);
     if (st != HINT_SUCCESS)
         return st;
-    a->basic = dt_basic(t);
-    if (op_check(op, a->basic) != HINT_SUCCESS)
-        return HINT_ERR_OP;
+    a->basic = dt_sig_basic(t);
+    if (a->basic == DT_NONE || op_check(op, a->basic) != HINT_SUCCESS)
+        return HINT_ERR_OP; /* a mix of kinds has no predefined reduction */
     a->esize = dt_basic_size(a->basic);
     a->count = a->block / a->esize;
     a->op = op;
-    return HINT_SUCCESS;
+    st = side_layout(in_count, t, 1, &a->sl);
+    if (st == HINT_SUCCESS)
+        st = side_layout(count, t, 1, &a->rl);
+    return st;
 }
 
 int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g)
 {
-    if (coll_is_derived(t))
-        return coll_derived_reduce(1, s, r, count, t, op, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_REDUCE, g);
     if (st == HINT_SUCCESS)
         st = check_root(&a, root);
     if (st == HINT_SUCCESS)
-        st = reduction_args(&a, count, t, op);
+        st = reduction_args(&a, count, count, t, op);
     if (st != HINT_SUCCESS)
         return st;
     bool is_root = a.rank == root;
@@ -167,22 +202,22 @@ int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, i
         s = r;
     if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
         return HINT_ERR_BUFFER;
+    if (!is_root)
+        a.rl = (struct coll_layout){0}; /* nothing is written here */
     a.root = root;
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && a.block)
-        copy_bytes(r, s, a.block);
+        copy_own(s, count, t, r, count, t, a.block);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
 {
-    if (coll_is_derived(t))
-        return coll_derived_reduce(0, s, r, count, t, op, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLREDUCE, g);
     if (st == HINT_SUCCESS)
-        st = reduction_args(&a, count, t, op);
+        st = reduction_args(&a, count, count, t, op);
     if (st != HINT_SUCCESS)
         return st;
     if (s == HINT_IN_PLACE)
@@ -192,41 +227,44 @@ int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && a.block)
-        copy_bytes(r, s, a.block);
+        copy_own(s, count, t, r, count, t, a.block);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g)
 {
-    if (coll_is_derived(t))
-        return coll_derived_reduce(2, s, r, rcount, t, op, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_REDUCE_SCATTER_BLOCK, g);
+    if (st == HINT_SUCCESS && rcount > SIZE_MAX / (size_t)a.size)
+        st = HINT_ERR_COUNT;
     if (st == HINT_SUCCESS)
-        st = reduction_args(&a, rcount, t, op);
+        st = reduction_args(&a, rcount * (size_t)a.size, rcount, t, op);
     if (st != HINT_SUCCESS)
         return st;
     if (a.block != 0 && SIZE_MAX / a.block < (size_t)a.size)
         return HINT_ERR_COUNT;
+    if (check_buf(r, a.block) || r == HINT_IN_PLACE)
+        return HINT_ERR_BUFFER;
     void *copy = NULL;
     if (s == HINT_IN_PLACE) {
         /* the input is all of r, the output its first block: work from a copy */
-        if (check_buf(r, a.block))
-            return HINT_ERR_BUFFER;
-        st = coll_scratch(a.block * (size_t)a.size, &copy);
+        const char *from;
+        st = a.sl.type ? copy_span(r, rcount * (size_t)a.size, t, &copy, &from)
+                       : coll_scratch(a.block * (size_t)a.size, &copy);
         if (st != HINT_SUCCESS)
             return st;
-        copy_bytes(copy, r, a.block * (size_t)a.size);
-        s = copy;
+        if (a.sl.type == NULL)
+            copy_bytes(copy, r, a.block * (size_t)a.size);
+        s = a.sl.type ? from : copy;
     }
-    if (check_buf(s, a.block) || check_buf(r, a.block)) {
+    if (check_buf(s, a.block)) {
         free(copy);
         return HINT_ERR_BUFFER;
     }
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && a.block)
-        copy_bytes(r, s, a.block);
+        copy_own(s, rcount, t, r, rcount, t, a.block);
     st = run(&a, a.size == 1 || a.block == 0);
     free(copy);
     return st;
@@ -242,7 +280,7 @@ static int block_pair(const struct coll_args *a, bool send_significant, size_t s
         return st;
     if (recv_significant && (st = block_bytes(rc, rtype, &rb)) != HINT_SUCCESS)
         return st;
-    if (send_significant && recv_significant && (sb != rb || coll_same_kind(stype, rtype) != HINT_SUCCESS))
+    if (send_significant && recv_significant && (sb != rb || !kinds_match(stype, rtype)))
         return HINT_ERR_TYPE; /* the type signatures of a block differ */
     if (rb != 0 && SIZE_MAX / rb < (size_t)a->size)
         return HINT_ERR_COUNT;
@@ -250,10 +288,14 @@ static int block_pair(const struct coll_args *a, bool send_significant, size_t s
     return HINT_SUCCESS;
 }
 
+/* Bytes from a side's address to its block i. */
+static ptrdiff_t block_offset(const struct coll_layout *l, size_t block, int i)
+{
+    return i * (l->type ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block);
+}
+
 int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
-        return coll_derived_blocks(0, s, sc, st_, r, rc, rt_, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_GATHER, g);
     if (st == HINT_SUCCESS)
@@ -264,24 +306,28 @@ int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hin
     if (in_place && !is_root)
         return HINT_ERR_BUFFER;
     st = block_pair(&a, !in_place, sc, st_, is_root, rc, rt_, &a.block);
+    if (st == HINT_SUCCESS && is_root)
+        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
+    if (st == HINT_SUCCESS && !in_place)
+        st = side_layout(sc, st_, 1, &a.sl);
     if (st != HINT_SUCCESS)
         return st;
-    if (in_place)
-        s = (char *)r + (size_t)root * a.block;
+    if (in_place) {
+        s = (char *)r + block_offset(&a.rl, a.block, root);
+        a.sl = a.rl.type ? (struct coll_layout){.type = rt_, .count = rc, .extent = a.rl.extent} : a.sl;
+    }
     if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
         return HINT_ERR_BUFFER;
     a.root = root;
     a.sbuf = s;
     a.rbuf = r;
-    if (a.size == 1)
-        copy_bytes(r, s, a.block);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
-        return coll_derived_blocks(1, s, sc, st_, r, rc, rt_, root, g);
     struct coll_args a;
     int st = begin(&a, COLL_SCATTER, g);
     if (st == HINT_SUCCESS)
@@ -292,25 +338,29 @@ int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hi
     if (in_place && !is_root)
         return HINT_ERR_BUFFER;
     st = block_pair(&a, is_root, sc, st_, !in_place, rc, rt_, &a.block);
+    if (st == HINT_SUCCESS && is_root)
+        st = side_layout(sc, st_, (size_t)a.size, &a.sl);
+    if (st == HINT_SUCCESS && !in_place)
+        st = side_layout(rc, rt_, 1, &a.rl);
     if (st != HINT_SUCCESS)
         return st;
-    if (in_place)
-        r = (char *)s + (size_t)root * a.block;
+    if (in_place) {
+        r = (char *)s + block_offset(&a.sl, a.block, root);
+        a.rl = a.sl.type ? (struct coll_layout){.type = st_, .count = sc, .extent = a.sl.extent} : a.rl;
+    }
     if (check_buf(r, a.block) || (is_root && check_buf(s, a.block)))
         return HINT_ERR_BUFFER;
     a.root = root;
     a.sbuf = s;
     a.rbuf = r;
-    if (a.size == 1)
-        copy_bytes(r, s, a.block);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
     bool in_place = s == HINT_IN_PLACE;
-    if (in_place && coll_is_derived(rt_))
-        return coll_derived_blocks(2, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLGATHER, g);
     if (st != HINT_SUCCESS)
@@ -322,22 +372,24 @@ int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, 
         st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
     if (st != HINT_SUCCESS)
         return st;
-    if (in_place)
-        s = (char *)r + (size_t)a.rank * a.block;
+    if (in_place) {
+        /* this rank's block of r is its input, in r's layout */
+        s = (char *)r + block_offset(&a.rl, a.block, a.rank);
+        if (a.rl.type)
+            a.sl = (struct coll_layout){.type = rt_, .count = rc, .extent = a.rl.extent};
+    }
     if (check_buf(s, a.block) || check_buf(r, a.block))
         return HINT_ERR_BUFFER;
     a.sbuf = s;
     a.rbuf = r;
-    if (a.size == 1)
-        copy_own_block(&a, s, sc, st_, r, rc, rt_);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
 }
 
 int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
     bool in_place = s == HINT_IN_PLACE;
-    if (in_place && coll_is_derived(rt_))
-        return coll_derived_blocks(3, s, sc, st_, r, rc, rt_, 0, g);
     struct coll_args a;
     int st = begin(&a, COLL_ALLTOALL, g);
     if (st != HINT_SUCCESS)
@@ -353,16 +405,23 @@ int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, h
         return HINT_ERR_BUFFER;
     void *copy = NULL;
     if (in_place && a.size > 1) {
-        /* every block of r is both read and overwritten: send from a copy */
-        st = coll_scratch(a.block * (size_t)a.size, &copy);
+        /* every block of r is both read and overwritten: send from a copy, in r's layout */
+        const char *from;
+        if (a.rl.type) {
+            st = copy_span(r, rc * (size_t)a.size, rt_, &copy, &from);
+            a.sl = a.rl;
+        } else if ((st = coll_scratch(a.block * (size_t)a.size, &copy)) == HINT_SUCCESS) {
+            copy_bytes(copy, r, a.block * (size_t)a.size);
+            from = copy;
+        }
         if (st != HINT_SUCCESS)
             return st;
-        copy_bytes(copy, r, a.block * (size_t)a.size);
+        s = from;
     }
-    a.sbuf = in_place ? (copy ? copy : r) : s;
+    a.sbuf = in_place && a.size == 1 ? r : s;
     a.rbuf = r;
-    if (a.size == 1)
-        copy_own_block(&a, a.sbuf, sc, st_, r, rc, rt_);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, r, rc, rt_, a.block);
     st = run(&a, a.size == 1 || a.block == 0);
     free(copy);
     return st;
@@ -372,63 +431,45 @@ int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, h
 
 struct vbytes {
     size_t *counts, *displs;
+    ptrdiff_t base;  /* the buffer's blocks are displs[p] bytes from buffer + base */
 };
 
-/* Counts to bytes of data, displacements (in extents) to byte offsets. */
+/* Counts to bytes of data, displacements (in extents) to byte offsets from the lowest block
+   start (base), so that they stay unsigned whatever the sign of the extent. */
 static int to_bytes(const struct coll_args *a, const size_t counts[], const size_t displs[], hint_type t,
                     struct vbytes *out)
 {
-    out->counts = out->displs = NULL;
+    *out = (struct vbytes){0};
     if (counts == NULL || displs == NULL)
         return HINT_ERR_ARG;
     size_t es;
     int st = block_bytes(1, t, &es);
     if (st != HINT_SUCCESS)
         return st;
-    ptrdiff_t ext = dt_extent(t);
-    size_t ex = ext > 0 ? (size_t)ext : es; /* a derived side reaches here only with ext > 0 */
+    ptrdiff_t ext = dt_extent(t), at, lowest = 0;
     out->counts = malloc(2 * (size_t)a->size * sizeof(size_t));
     if (out->counts == NULL)
         return HINT_ERR_NOMEM;
     out->displs = out->counts + a->size;
     for (int p = 0; p < a->size; p++) {
-        if ((es != 0 && counts[p] > SIZE_MAX / es) || (ex != 0 && displs[p] > SIZE_MAX / ex)) {
+        if ((es != 0 && counts[p] > SIZE_MAX / es) || displs[p] > PTRDIFF_MAX ||
+            __builtin_mul_overflow((ptrdiff_t)displs[p], ext, &at)) {
             free(out->counts);
-            out->counts = NULL;
+            *out = (struct vbytes){0};
             return HINT_ERR_COUNT;
         }
         out->counts[p] = counts[p] * es;
-        out->displs[p] = displs[p] * ex;
+        lowest = at < lowest ? at : lowest;
     }
+    for (int p = 0; p < a->size; p++)
+        out->displs[p] = (size_t)((ptrdiff_t)displs[p] * ext - lowest);
+    out->base = lowest;
     return HINT_SUCCESS;
-}
-
-/* A v side of a derived type goes to selection with its layout (typed.c) when its extent is
-   positive (byte displacements stay unsigned); otherwise the call is staged by derived.c. */
-static bool v_layout_ok(hint_type t) { return !coll_is_derived(t) || dt_extent(t) > 0; }
-
-static struct coll_layout v_layout(hint_type t, size_t count)
-{
-    return coll_is_derived(t) ? (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)}
-                              : (struct coll_layout){0};
-}
-
-/* One rank alone, v variants: its block from s at sdispl to r at rdispl, each in its own type. */
-static void copy_own_vblock(const struct coll_args *a, const char *s, size_t sc, hint_type st_, char *r,
-                            size_t rc, hint_type rt_, size_t bytes)
-{
-    size_t done;
-    if (coll_has_layout(a))
-        dt_copy_typed(s, sc, st_, r, rc, rt_, &done);
-    else
-        copy_bytes(r, s, bytes);
 }
 
 int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
                  hint_type rt_, int root, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
-        return coll_derived_vblocks(0, s, NULL, sc, st_, r, rcounts, 0, rdispls, rt_, root, g);
     struct coll_args a;
     struct vbytes rv = {0};
     int st = begin(&a, COLL_GATHERV, g);
@@ -441,24 +482,29 @@ int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t 
         return HINT_ERR_BUFFER;
     if (is_root && (st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
         return st;
-    if (!in_place)
+    char *rb = is_root ? (char *)r + rv.base : r;
+    if (!in_place) {
         st = block_bytes(sc, st_, &a.block);
-    else {
+        a.sl = v_layout(st_, sc);
+    } else {
         a.block = rv.counts[root];
-        s = (char *)r + rv.displs[root];
+        s = rb + rv.displs[root];
+        a.sl = v_layout(rt_, rcounts[root]);
     }
-    if (st == HINT_SUCCESS && is_root && a.block != rv.counts[root])
+    if (st == HINT_SUCCESS && is_root && (a.block != rv.counts[root] || (!in_place && !kinds_match(st_, rt_))))
         st = HINT_ERR_TYPE;
     if (st == HINT_SUCCESS && (check_buf(s, a.block) || (is_root && r == NULL)))
         st = HINT_ERR_BUFFER;
     if (st == HINT_SUCCESS) {
         a.root = root;
         a.sbuf = s;
-        a.rbuf = r;
+        a.rbuf = rb;
         a.rcounts = rv.counts;
         a.rdispls = rv.displs;
-        if (a.size == 1)
-            copy_bytes((char *)r + rv.displs[0], s, a.block);
+        if (is_root)
+            a.rl = v_layout(rt_, 0);
+        if (a.size == 1 && !in_place)
+            copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
         st = run(&a, a.size == 1);
     }
     free(rv.counts);
@@ -468,8 +514,6 @@ int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t 
 int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r, size_t rc,
                   hint_type rt_, int root, hint_group g)
 {
-    if (coll_is_derived(st_) || coll_is_derived(rt_))
-        return coll_derived_vblocks(1, s, scounts, 0, st_, r, NULL, rc, sdispls, rt_, root, g);
     struct coll_args a;
     struct vbytes sv = {0};
     int st = begin(&a, COLL_SCATTERV, g);
@@ -482,24 +526,29 @@ int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[],
         return HINT_ERR_BUFFER;
     if (is_root && (st = to_bytes(&a, scounts, sdispls, st_, &sv)) != HINT_SUCCESS)
         return st;
-    if (!in_place)
+    const char *sb = is_root ? (const char *)s + sv.base : s;
+    if (!in_place) {
         st = block_bytes(rc, rt_, &a.block);
-    else {
+        a.rl = v_layout(rt_, rc);
+    } else {
         a.block = sv.counts[root];
-        r = (char *)s + sv.displs[root];
+        r = (char *)sb + sv.displs[root];
+        a.rl = v_layout(st_, scounts[root]);
     }
-    if (st == HINT_SUCCESS && is_root && a.block != sv.counts[root])
+    if (st == HINT_SUCCESS && is_root && (a.block != sv.counts[root] || (!in_place && !kinds_match(st_, rt_))))
         st = HINT_ERR_TYPE;
     if (st == HINT_SUCCESS && (check_buf(r, a.block) || (is_root && s == NULL)))
         st = HINT_ERR_BUFFER;
     if (st == HINT_SUCCESS) {
         a.root = root;
-        a.sbuf = s;
+        a.sbuf = sb;
         a.rbuf = r;
         a.scounts = sv.counts;
         a.sdispls = sv.displs;
-        if (a.size == 1)
-            copy_bytes(r, (const char *)s + sv.displs[0], a.block);
+        if (is_root)
+            a.sl = v_layout(st_, 0);
+        if (a.size == 1 && !in_place)
+            copy_own(sb + sv.displs[0], scounts[0], st_, r, rc, rt_, a.block);
         st = run(&a, a.size == 1);
     }
     free(sv.counts);
@@ -509,9 +558,6 @@ int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[],
 int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
                     hint_type rt_, hint_group g)
 {
-    bool derived = coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_));
-    if (derived && (s == HINT_IN_PLACE || !v_layout_ok(rt_)))
-        return coll_derived_vblocks(2, s, NULL, sc, st_, r, rcounts, 0, rdispls, rt_, 0, g);
     struct coll_args a;
     struct vbytes rv = {0};
     int st = begin(&a, COLL_ALLGATHERV, g);
@@ -519,40 +565,58 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
         return st;
     if ((st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
         return st;
+    char *rb = (char *)r + rv.base;
     bool in_place = s == HINT_IN_PLACE;
-    if (!in_place)
+    if (!in_place) {
         st = block_bytes(sc, st_, &a.block);
-    else {
+        a.sl = v_layout(st_, sc);
+    } else {
         a.block = rv.counts[a.rank];
-        s = (char *)r + rv.displs[a.rank];
+        s = rb + rv.displs[a.rank];
+        a.sl = v_layout(rt_, rcounts[a.rank]);
     }
-    if (st == HINT_SUCCESS && (a.block != rv.counts[a.rank] || (!in_place && coll_same_kind(st_, rt_))))
+    if (st == HINT_SUCCESS && (a.block != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_))))
         st = HINT_ERR_TYPE;
     if (st == HINT_SUCCESS && (check_buf(s, a.block) || r == NULL))
         st = HINT_ERR_BUFFER;
     if (st == HINT_SUCCESS) {
         a.sbuf = s;
-        a.rbuf = r;
+        a.rbuf = rb;
         a.rcounts = rv.counts;
         a.rdispls = rv.displs;
-        if (!in_place) {
-            a.sl = v_layout(st_, sc);
-            a.rl = v_layout(rt_, 0);
-        }
-        if (a.size == 1)
-            copy_own_vblock(&a, s, sc, st_, (char *)r + rv.displs[0], rcounts[0], rt_, a.block);
+        a.rl = v_layout(rt_, 0);
+        if (a.size == 1 && !in_place)
+            copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
         st = run(&a, a.size == 1);
     }
     free(rv.counts);
     return st;
 }
 
+/* alltoallv in place: the whole receive side, which is read and overwritten, copied once. */
+static int copy_v_side(const char *rb, const struct vbytes *rv, const size_t *rcounts, hint_type t, int P,
+                       void **copy, const char **from)
+{
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
+    for (int p = 0; p < P; p++) {
+        if (rcounts[p] == 0 || dt_span(t, rcounts[p], &a, &b) != HINT_SUCCESS || a == b)
+            continue;
+        lo = (ptrdiff_t)rv->displs[p] + a < lo ? (ptrdiff_t)rv->displs[p] + a : lo;
+        hi = (ptrdiff_t)rv->displs[p] + b > hi ? (ptrdiff_t)rv->displs[p] + b : hi;
+    }
+    if (lo == PTRDIFF_MAX)
+        lo = hi = 0;
+    int st = coll_scratch((size_t)(hi - lo), copy);
+    if (st != HINT_SUCCESS)
+        return st;
+    copy_bytes(*copy, rb + lo, (size_t)(hi - lo));
+    *from = (const char *)*copy - lo;
+    return HINT_SUCCESS;
+}
+
 int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
                    const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g)
 {
-    bool derived = coll_is_derived(rt_) || (s != HINT_IN_PLACE && coll_is_derived(st_));
-    if (derived && (s == HINT_IN_PLACE || !v_layout_ok(rt_) || !v_layout_ok(st_)))
-        return coll_derived_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g);
     struct coll_args a;
     struct vbytes sv = {0}, rv = {0};
     void *copy = NULL;
@@ -561,41 +625,41 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
         return st;
     bool in_place = s == HINT_IN_PLACE;
     CHECK_GOTO(to_bytes(&a, rcounts, rdispls, rt_, &rv), out);
+    char *rb = (char *)r + rv.base;
+    const char *sb;
     if (in_place) {
         /* as MPI: the receive layout describes the send side too */
-        size_t end = 0;
-        for (int p = 0; p < a.size; p++)
-            if (rv.displs[p] + rv.counts[p] > end)
-                end = rv.displs[p] + rv.counts[p];
-        CHECK_GOTO(coll_scratch(end, &copy), out);
-        copy_bytes(copy, r, end);
-        s = copy;
+        if (r == NULL) {
+            st = HINT_ERR_BUFFER;
+            goto out;
+        }
+        CHECK_GOTO(copy_v_side(rb, &rv, rcounts, rt_, a.size, &copy, &sb), out);
         scounts = rcounts;
         sdispls = rdispls;
         st_ = rt_;
+        CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
+    } else {
+        CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
+        sb = (const char *)s + sv.base;
     }
-    CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
     if (r == NULL || (s == NULL && sv.counts[a.rank] > 0)) {
         st = HINT_ERR_BUFFER;
         goto out;
     }
-    if (sv.counts[a.rank] != rv.counts[a.rank] || (!in_place && coll_same_kind(st_, rt_))) {
+    if (sv.counts[a.rank] != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_))) {
         st = HINT_ERR_TYPE;
         goto out;
     }
-    a.sbuf = s;
-    a.rbuf = r;
+    a.sbuf = sb;
+    a.rbuf = rb;
     a.scounts = sv.counts;
     a.sdispls = sv.displs;
     a.rcounts = rv.counts;
     a.rdispls = rv.displs;
-    if (!in_place) {
-        a.sl = v_layout(st_, 0);
-        a.rl = v_layout(rt_, 0);
-    }
-    if (a.size == 1)
-        copy_own_vblock(&a, (const char *)s + sv.displs[0], scounts[0], st_, (char *)r + rv.displs[0], rcounts[0],
-                        rt_, rv.counts[0]);
+    a.sl = v_layout(st_, 0);
+    a.rl = v_layout(rt_, 0);
+    if (a.size == 1 && !in_place)
+        copy_own(sb + sv.displs[0], scounts[0], st_, rb + rv.displs[0], rcounts[0], rt_, rv.counts[0]);
     st = run(&a, a.size == 1);
 out:
     free(sv.counts);

@@ -1,12 +1,13 @@
 /*
- * collectives/typed.c — derived datatypes in alltoall(v), allgather(v) and bcast. api.c hands a
- * call whose send or receive type is derived (the v variants: when its extent is positive) to
- * selection as it is, with the user's buffers and their layouts (struct coll_layout), so every
- * rank picks the same algorithm whatever types it passed. An algorithm marked `typed` copies
- * straight from and to the layouts: the staged ones and bcast shm pack into and unpack from
- * their shared areas with the rank's own type, the copy orders walk both peers' flattened
- * pieces over the shared heap, bcast heap unpacks straight out of the root's buffer. Any other
- * algorithm runs on packed scratch copies (coll_run_packed): one extra copy on each derived side.
+ * collectives/typed.c — derived datatypes in collectives. api.c hands every call whose send or
+ * receive type is derived to selection as it is, with the user's buffers and their layouts
+ * (struct coll_layout), so every rank picks the same algorithm whatever types it passed. An
+ * algorithm marked `typed` copies straight from and to the layouts: the staged alltoall and
+ * allgather and bcast shm pack into and unpack from their shared areas with the rank's own type,
+ * the copy orders walk both peers' flattened pieces over the shared heap, bcast heap unpacks
+ * straight out of the root's buffer. Every other algorithm runs on packed scratch copies
+ * (coll_run_packed, the one place where packing around an algorithm happens): one extra copy on
+ * each derived side. Reductions on a derived type run on the predefined kind it is made of.
  */
 #include <stdlib.h>
 
@@ -64,7 +65,55 @@ void coll_unpack_block(const struct coll_args *a, int s, const void *in)
         dt_unpack_range_rep(in, a->block, 0, coll_recv_block(a, s), a->rl.count, a->rl.type, &done, DT_REP_AUTO);
 }
 
-static int blocks_sent(const struct coll_args *a) { return a->op_id == COLL_ALLGATHER ? 1 : a->size; }
+/* bytes of data of layout l at base to or from dense bytes. */
+static void pack_run(const char *base, const struct coll_layout *l, size_t bytes, char *dense)
+{
+    size_t done;
+    struct dt_flat f, flat = {0};
+    if (flat_of(l, &f))
+        dt_copy_flat(base, &f, dense, &flat, bytes);
+    else
+        dt_pack_range_rep(base, bytes / dt_size(l->type), l->type, 0, dense, bytes, &done, DT_REP_AUTO);
+}
+
+static void unpack_run(const char *dense, size_t bytes, char *base, const struct coll_layout *l)
+{
+    size_t done;
+    struct dt_flat f, flat = {0};
+    if (flat_of(l, &f))
+        dt_copy_flat(dense, &flat, base, &f, bytes);
+    else
+        dt_unpack_range_rep(dense, bytes, 0, base, bytes / dt_size(l->type), l->type, &done, DT_REP_AUTO);
+}
+
+/* The blocks one side of this rank's call holds: n blocks, either of `block` bytes one layout
+   stride apart, or (v) of the call's byte counts at its byte displacements. */
+struct side {
+    int n;
+    bool v;
+    size_t block;
+};
+
+static struct side side_of(const struct coll_args *a, bool send)
+{
+    int P = a->size;
+    bool root = a->rank == a->root;
+    struct side one = {1, false, a->block}, all = {P, false, a->block}, vall = {P, true, 0}, none = {0, false, 0};
+    switch (a->op_id) {
+    case COLL_ALLTOALL: return all;
+    case COLL_ALLGATHER: return send ? one : all;
+    case COLL_GATHER: return send ? one : root ? all : none;
+    case COLL_SCATTER: return send ? (root ? all : none) : one;
+    case COLL_ALLTOALLV: return vall;
+    case COLL_ALLGATHERV: return send ? one : vall;
+    case COLL_GATHERV: return send ? one : root ? vall : none;
+    case COLL_SCATTERV: return send ? (root ? vall : none) : one;
+    case COLL_REDUCE: return send || root ? one : none;
+    case COLL_ALLREDUCE: return one;
+    case COLL_REDUCE_SCATTER_BLOCK: return send ? (struct side){1, false, a->block * (size_t)P} : one;
+    default: return none;
+    }
+}
 
 /* Dense packed blocks of a v side: counts stay, displacements become the running sum. */
 static int dense_displs(const size_t *counts, int P, size_t **displs, size_t *total)
@@ -79,53 +128,42 @@ static int dense_displs(const size_t *counts, int P, size_t **displs, size_t *to
     return HINT_SUCCESS;
 }
 
-/* bytes of data of layout l at base (a block of a v side) to or from dense bytes at dense. */
-static void pack_v(const char *base, const struct coll_layout *l, size_t bytes, char *dense)
+/* One derived side as dense bytes: scratch for its blocks (packed when it is the send side)
+   and, for a v side, their dense displacements. */
+struct packed {
+    char *tmp;
+    size_t *displs;
+};
+
+static size_t block_bytes_of(const struct coll_args *a, bool send, struct side sd, int i)
 {
-    size_t done, n = bytes / dt_size(l->type);
-    dt_pack_range_rep(base, n, l->type, 0, dense, bytes, &done, DT_REP_AUTO);
+    return sd.v ? (send ? a->scounts : a->rcounts)[i] : sd.block;
 }
 
-static void unpack_v(const char *dense, size_t bytes, char *base, const struct coll_layout *l)
+static const char *block_in(const struct coll_args *a, bool send, struct side sd, int i)
 {
-    size_t done, n = bytes / dt_size(l->type);
-    dt_unpack_range_rep(dense, bytes, 0, base, n, l->type, &done, DT_REP_AUTO);
+    const struct coll_layout *l = send ? &a->sl : &a->rl;
+    const char *buf = send ? a->sbuf : a->rbuf;
+    return sd.v ? buf + (send ? a->sdispls : a->rdispls)[i] : buf + i * (ptrdiff_t)l->count * l->extent;
 }
 
-/* alltoallv / allgatherv: every block packed to its own dense place. */
-static int run_packed_v(struct coll_args *a, int (*run)(struct coll_args *))
+static int pack_side(const struct coll_args *a, bool send, struct side sd, struct packed *pk)
 {
-    int P = a->size;
-    bool a2a = a->op_id == COLL_ALLTOALLV;
-    struct coll_args packed = *a;
-    size_t *sd = NULL, *rd = NULL, stotal = a->block, rtotal;
-    char *stmp = NULL, *rtmp = NULL;
-    int st = dense_displs(a->rcounts, P, &rd, &rtotal);
-    if (st == HINT_SUCCESS && a2a)
-        st = dense_displs(a->scounts, P, &sd, &stotal);
-    if (st == HINT_SUCCESS && a->sl.type && (st = coll_scratch(stotal, (void **)&stmp)) == HINT_SUCCESS) {
-        for (int d = 0; d < (a2a ? P : 1); d++)
-            pack_v(a->sbuf + (a2a ? a->sdispls[d] : 0), &a->sl, a2a ? a->scounts[d] : a->block,
-                   stmp + (a2a ? sd[d] : 0));
-        packed.sbuf = stmp;
-        if (a2a)
-            packed.sdispls = sd;
-    }
-    if (st == HINT_SUCCESS && a->rl.type && (st = coll_scratch(rtotal, (void **)&rtmp)) == HINT_SUCCESS) {
-        packed.rbuf = rtmp;
-        packed.rdispls = rd;
-    }
-    if (st == HINT_SUCCESS) {
-        packed.sl = packed.rl = (struct coll_layout){0};
-        st = run(&packed);
-    }
-    for (int s = 0; st == HINT_SUCCESS && rtmp && s < P; s++)
-        unpack_v(rtmp + rd[s], a->rcounts[s], a->rbuf + a->rdispls[s], &a->rl);
-    free(stmp);
-    free(rtmp);
-    free(sd);
-    free(rd);
+    size_t total = sd.block * (size_t)sd.n;
+    int st = sd.v ? dense_displs(send ? a->scounts : a->rcounts, sd.n, &pk->displs, &total) : HINT_SUCCESS;
+    if (st == HINT_SUCCESS)
+        st = coll_scratch(total ? total : 1, (void **)&pk->tmp);
+    for (int i = 0; st == HINT_SUCCESS && send && i < sd.n; i++)
+        pack_run(block_in(a, true, sd, i), &a->sl, block_bytes_of(a, true, sd, i),
+                 pk->tmp + (sd.v ? pk->displs[i] : (size_t)i * sd.block));
     return st;
+}
+
+static void unpack_side(const struct coll_args *a, struct side sd, const struct packed *pk)
+{
+    for (int i = 0; i < sd.n; i++)
+        unpack_run(pk->tmp + (sd.v ? pk->displs[i] : (size_t)i * sd.block), block_bytes_of(a, false, sd, i),
+                   (char *)block_in(a, false, sd, i), &a->rl);
 }
 
 /* bcast: the root packs its whole message, the others unpack it. */
@@ -133,49 +171,52 @@ static int run_packed_bcast(struct coll_args *a, int (*run)(struct coll_args *))
 {
     struct coll_args packed = *a;
     void *tmp;
-    size_t done;
     int st = coll_scratch(a->block, &tmp);
     if (st != HINT_SUCCESS)
         return st;
     if (a->rank == a->root)
-        dt_pack_range_rep(a->rbuf, a->rl.count, a->rl.type, 0, tmp, a->block, &done, DT_REP_AUTO);
+        pack_run(a->rbuf, &a->rl, a->block, tmp);
     packed.rbuf = tmp;
     packed.rl = (struct coll_layout){0};
     st = run(&packed);
     if (st == HINT_SUCCESS && a->rank != a->root)
-        dt_unpack_range_rep(tmp, a->block, 0, a->rbuf, a->rl.count, a->rl.type, &done, DT_REP_AUTO);
+        unpack_run(tmp, a->block, a->rbuf, &a->rl);
     free(tmp);
     return st;
 }
 
+/* The one place where a call with derived sides meets an algorithm that knows only bytes: every
+   derived side becomes dense scratch (the send side packed), the algorithm runs on those, the
+   receive side is unpacked. Reductions keep their predefined kind (a->basic). */
 int coll_run_packed(struct coll_args *a, int (*run)(struct coll_args *))
 {
     stats.packed++;
     if (a->op_id == COLL_BCAST)
         return run_packed_bcast(a, run);
-    if (a->op_id == COLL_ALLTOALLV || a->op_id == COLL_ALLGATHERV)
-        return run_packed_v(a, run);
-    int P = a->size, ns = blocks_sent(a);
-    size_t b = a->block;
-    void *stmp = NULL, *rtmp = NULL;
+    struct side ss = side_of(a, true), rs = side_of(a, false);
+    struct packed sp = {0}, rp = {0};
     struct coll_args packed = *a;
     int st = HINT_SUCCESS;
-    if (a->sl.type && (st = coll_scratch(b * (size_t)ns, &stmp)) == HINT_SUCCESS) {
-        for (int d = 0; d < ns; d++)
-            coll_pack_block(a, d, (char *)stmp + (size_t)d * b);
-        packed.sbuf = stmp;
+    if (a->sl.type && ss.n > 0 && (st = pack_side(a, true, ss, &sp)) == HINT_SUCCESS) {
+        packed.sbuf = sp.tmp;
+        if (ss.v)
+            packed.sdispls = sp.displs;
     }
-    if (st == HINT_SUCCESS && a->rl.type && (st = coll_scratch(b * (size_t)P, &rtmp)) == HINT_SUCCESS)
-        packed.rbuf = rtmp;
+    if (st == HINT_SUCCESS && a->rl.type && rs.n > 0 && (st = pack_side(a, false, rs, &rp)) == HINT_SUCCESS) {
+        packed.rbuf = rp.tmp;
+        if (rs.v)
+            packed.rdispls = rp.displs;
+    }
     if (st == HINT_SUCCESS) {
         packed.sl = packed.rl = (struct coll_layout){0};
         st = run(&packed);
     }
-    if (st == HINT_SUCCESS && rtmp)
-        for (int s = 0; s < P; s++)
-            coll_unpack_block(a, s, (char *)rtmp + (size_t)s * b);
-    free(stmp);
-    free(rtmp);
+    if (st == HINT_SUCCESS && rp.tmp)
+        unpack_side(a, rs, &rp);
+    free(sp.tmp);
+    free(sp.displs);
+    free(rp.tmp);
+    free(rp.displs);
     return st;
 }
 
@@ -184,7 +225,7 @@ void coll_count_direct(void) { stats.direct++; }
 void coll_stats_report(void)
 {
     if (rt_cfg_long("HINT_COLL_STATS") && stats.direct + stats.packed > 0)
-        RT_ERR("coll", "derived-type bcast/alltoall(v)/allgather(v) calls: %lu copied straight from and to the layouts, "
+        RT_ERR("coll", "derived-type collective calls: %lu copied straight from and to the layouts, "
                "%lu staged through packed bytes", stats.direct, stats.packed);
     stats.direct = stats.packed = 0;
 }

@@ -110,6 +110,23 @@ ParameterizedTest(struct regroup_case *c, coll, regroup, .timeout = 300)
     free(res.output);
 }
 
+/* Derived datatypes in the collectives typed_coll does not cover (reductions, gather/scatter and
+   their v variants, in place), every algorithm, against the same calls on packed data. */
+ParameterizedTestParameters(coll, derived_more)
+{
+    static int ps[] = {1, 2, 3, 4, 5, 7, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, derived_more, .timeout = 600)
+{
+    const char *argv[] = {job_build_path("tests/mpi/typed_more"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "typed_more with %d ranks failed (status %d):\n%s", *np, res.status, res.output);
+    free(res.output);
+}
+
 /* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/mpi/mismatch.c): the shared-heap
    and staged algorithms on their own, every operation under HINT_COLL_CHECK=1. */
 struct mismatch_case {
