@@ -19,7 +19,7 @@ JOB_TIMEOUT = 100  # seconds, hintrun --timeout
 
 def rounds(np):
     """Ranks outnumber the 2 cores beyond P=2: fewer rounds there."""
-    return 2000 if np <= 2 else 1000
+    return 1500 if np <= 2 else 800
 
 
 def run_case(hintrun, soak, np, seed):

@@ -20,6 +20,7 @@
  * command line that repeats the run. Rank 0 ends with a one-line summary.
  */
 #include <alloca.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -940,50 +941,65 @@ static void usage(FILE *f)
             "buffer kinds; every result checked. The same seed gives the same run.\n"
             "  --seed N       the run's seed (default 1)\n"
             "  --rounds N     actions to run (default 200)\n"
-            "  --max-bytes N  largest block in bytes, K and M suffixes allowed (default 256K)\n"
+            "  --max-bytes N  largest block in bytes, K and M suffixes allowed (default 256K, at most 64M)\n"
             "  --verbose      rank 0 prints every action\n"
             "Exit status 0 when every result was right; on the first wrong one, the job fails with\n"
             "what was called and what was read.\n");
 }
 
+/* A decimal number with an optional K or M suffix; false for anything else or an overflow. */
 static bool parse_num(const char *s, uint64_t *out)
 {
     char *end;
-    if (s == NULL || *s == '\0' || *s == '-')
+    if (s == NULL || *s < '0' || *s > '9')
         return false;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end == 'K' || *end == 'k')
-        v <<= 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        v <<= 20, end++;
-    if (*end != '\0')
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : 0;
+    end += shift != 0;
+    if (*end != '\0' || errno == ERANGE || v > (UINT64_MAX >> shift))
         return false;
-    *out = v;
+    *out = (uint64_t)v << shift;
     return true;
+}
+
+static void bad_arg(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "soak: ");
+    fprintf(stderr, fmt, a, b ? b : "nothing");
+    fprintf(stderr, "\n");
+    usage(stderr);
+    exit(2);
+}
+
+/* The number after option argv[i], at most max. */
+static uint64_t option_value(char **argv, int i, uint64_t max)
+{
+    uint64_t v = 0;
+    if (!parse_num(argv[i + 1], &v))
+        bad_arg("%s needs a number (K and M suffixes allowed), got %s", argv[i], argv[i + 1]);
+    if (v > max)
+        bad_arg("%s %s is too large", argv[i], argv[i + 1]);
+    return v;
 }
 
 static void parse_args(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        uint64_t v = 0;
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
         } else if (!strcmp(a, "--verbose"))
             opt_verbose = true;
-        else if (!strcmp(a, "--seed") && parse_num(argv[i + 1], &v))
-            opt_seed = v, i++;
-        else if (!strcmp(a, "--rounds") && parse_num(argv[i + 1], &v) && v <= LONG_MAX)
-            opt_rounds = (long)v, i++;
-        else if (!strcmp(a, "--max-bytes") && parse_num(argv[i + 1], &v) && v <= (64u << 20))
-            opt_max_bytes = (size_t)v, i++;
-        else {
-            fprintf(stderr, "soak: bad argument '%s'%s%s (max-bytes at most 64M)\n", a, i + 1 < argc ? " " : "",
-                    i + 1 < argc ? argv[i + 1] : "");
-            usage(stderr);
-            exit(2);
-        }
+        else if (!strcmp(a, "--seed"))
+            opt_seed = option_value(argv, i++, UINT64_MAX);
+        else if (!strcmp(a, "--rounds"))
+            opt_rounds = (long)option_value(argv, i++, LONG_MAX);
+        else if (!strcmp(a, "--max-bytes"))
+            opt_max_bytes = (size_t)option_value(argv, i++, 64u << 20);
+        else
+            bad_arg("unknown argument %s%s", a, "");
     }
 }
 
