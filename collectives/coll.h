@@ -86,10 +86,8 @@ struct coll_alg {
 
 struct coll_table {
     const char *op;        /* "alltoall": the name in HINT_<OP> and hint_coll_set */
-    const struct coll_alg *algs;
+    const struct coll_alg *algs;  /* algs[0] runs anywhere: the last resort */
     int nalgs;
-    /* The algorithm the defaults pick for these arguments (index into algs). */
-    int (*choose)(const struct coll_args *a);
 };
 
 extern const struct coll_table coll_tables[COLL_NOPS];

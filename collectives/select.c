@@ -1,10 +1,11 @@
 /*
  * collectives/select.c — the algorithm tables and the one selector.
  *
- * Selection, first match wins: forced (hint_coll_set, else env HINT_<OP>) > built-in defaults
- * by P and bytes. A forced algorithm whose predicate refuses the call returns
- * HINT_ERR_UNSUPPORTED, unless HINT_COLL_FALLBACK=warn|silent lets the defaults run instead.
- * The tables also feed hint_info and the tests, so a new algorithm is one line here.
+ * Selection, first match wins: forced (hint_coll_set, else env HINT_<OP>) > the tuning file's
+ * rules > online autotuning > the built-in rules (rules_default.c, in the same format; rules.h).
+ * A forced algorithm whose predicate refuses the call returns HINT_ERR_UNSUPPORTED, unless
+ * HINT_COLL_FALLBACK=warn|silent lets the rules choose instead. The tables also feed hint_info
+ * and the tests, so a new algorithm is one line here (and a rule, if it should run by default).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/rules.h"
 #include "collectives/tune.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
@@ -28,269 +30,148 @@
 #define TYPED(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .typed = true}
 #define NALGS(t) ((int)(sizeof t / sizeof t[0]))
 
+/* Each table is indexed by its own enum, so an algorithm's place is its identity; the rules
+   (rules_default.c, tuning files) name algorithms, never indices. */
+enum { BARRIER_DISSEMINATION, BARRIER_SHM };
 static const struct coll_alg barrier_algs[] = {
-    ALG("dissemination", "log2(P) rounds of empty messages to rank + 2^k", NULL, barrier_dissemination),
-    ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
+    [BARRIER_DISSEMINATION] = ALG("dissemination", "log2(P) rounds of empty messages to rank + 2^k", NULL,
+                                  barrier_dissemination),
+    [BARRIER_SHM] = ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
 };
+enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP };
 static const struct coll_alg bcast_algs[] = {
-    ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
-    TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out", coll_shm_ok, bcast_shm),
-    TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
-          coll_heap_ok, bcast_heap),
+    [BCAST_BINOMIAL] = ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
+    [BCAST_SHM] = TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out",
+                        coll_shm_ok, bcast_shm),
+    [BCAST_HEAP] = TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
+                         coll_heap_ok, bcast_heap),
 };
+enum { REDUCE_BINOMIAL, REDUCE_SHM, REDUCE_HEAP };
 static const struct coll_alg reduce_algs[] = {
-    ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
-    ALG("shm", "small: inputs staged, the root combines all P; the others leave at once", reduce_staged_ok,
-        reduce_staged),
-    ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
-        coll_heap_ok, reduce_heap),
+    [REDUCE_BINOMIAL] = ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
+    [REDUCE_SHM] = ALG("shm", "small: inputs staged, the root combines all P; the others leave at once",
+                       reduce_staged_ok, reduce_staged),
+    [REDUCE_HEAP] = ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
+                        coll_heap_ok, reduce_heap),
 };
+enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_SHM, ALLREDUCE_HEAP };
 static const struct coll_alg allreduce_algs[] = {
-    ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL, allreduce_recursive_doubling),
-    ALG("reduce_bcast", "binomial reduce to rank 0, then binomial bcast", NULL, allreduce_reduce_bcast),
-    ALG("ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", NULL, allreduce_ring),
-    ALG("shm", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
-        allreduce_staged_ok, allreduce_staged),
-    ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
-        coll_heap_ok, allreduce_heap),
+    [ALLREDUCE_RECURSIVE_DOUBLING] = ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL,
+                                         allreduce_recursive_doubling),
+    [ALLREDUCE_REDUCE_BCAST] = ALG("reduce_bcast", "binomial reduce to rank 0, then binomial bcast", NULL,
+                                   allreduce_reduce_bcast),
+    [ALLREDUCE_RING] = ALG("ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", NULL, allreduce_ring),
+    [ALLREDUCE_SHM] = ALG("shm", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
+                          allreduce_staged_ok, allreduce_staged),
+    [ALLREDUCE_HEAP] = ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
+                           coll_heap_ok, allreduce_heap),
 };
+enum { GATHER_LINEAR, GATHER_BINOMIAL, GATHER_SHM, GATHER_HEAP };
 static const struct coll_alg gather_algs[] = {
-    ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
-    ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
-    ALG("shm", "small blocks staged by every rank, the root copies them out; the others leave at once",
-        gather_staged_ok, gather_staged),
-    ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
-        gather_heap),
+    [GATHER_LINEAR] = ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
+    [GATHER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
+    [GATHER_SHM] = ALG("shm", "small blocks staged by every rank, the root copies them out; the others leave at once",
+                       gather_staged_ok, gather_staged),
+    [GATHER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
+                        gather_heap),
 };
+enum { GATHERV_LINEAR };
 static const struct coll_alg gatherv_algs[] = {
-    ALG("linear", "root receives from every rank straight into place", NULL, gatherv_linear),
+    [GATHERV_LINEAR] = ALG("linear", "root receives from every rank straight into place", NULL, gatherv_linear),
 };
+enum { SCATTER_LINEAR, SCATTER_BINOMIAL, SCATTER_SHM, SCATTER_HEAP };
 static const struct coll_alg scatter_algs[] = {
-    ALG("linear", "root sends every rank its block", NULL, scatter_linear),
-    ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
-    ALG("shm", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
-        gather_staged_ok, scatter_staged),
-    ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer", coll_heap_ok,
-        scatter_heap),
+    [SCATTER_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatter_linear),
+    [SCATTER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
+    [SCATTER_SHM] = ALG("shm", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
+                        gather_staged_ok, scatter_staged),
+    [SCATTER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer",
+                         coll_heap_ok, scatter_heap),
 };
+enum { SCATTERV_LINEAR };
 static const struct coll_alg scatterv_algs[] = {
-    ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
+    [SCATTERV_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
 };
+enum { ALLGATHER_RING, ALLGATHER_RECURSIVE_DOUBLING, ALLGATHER_BRUCK, ALLGATHER_MORTON, ALLGATHER_MORTON_NUMA,
+       ALLGATHER_SHM };
 static const struct coll_alg allgather_algs[] = {
-    ALG("ring", "P-1 steps passing blocks to the right", NULL, allgather_ring),
-    ALG("recursive_doubling", "exchange everything so far with rank ^ 2^k (P a power of two)",
-        allgather_recursive_doubling_ok, allgather_recursive_doubling),
-    ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
-    TYPED("morton", DESC_MORTON,
-        coll_shm_ok, allgather_morton),
-    TYPED("morton_numa", DESC_MORTON_NUMA,
-        coll_shm_ok, allgather_morton_numa),
-    TYPED("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
-        allgather_staged_ok, allgather_staged),
+    [ALLGATHER_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgather_ring),
+    [ALLGATHER_RECURSIVE_DOUBLING] = ALG("recursive_doubling",
+                                         "exchange everything so far with rank ^ 2^k (P a power of two)",
+                                         allgather_recursive_doubling_ok, allgather_recursive_doubling),
+    [ALLGATHER_BRUCK] = ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
+    [ALLGATHER_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, allgather_morton),
+    [ALLGATHER_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgather_morton_numa),
+    [ALLGATHER_SHM] = TYPED("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
+                            allgather_staged_ok, allgather_staged),
 };
+enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA };
 static const struct coll_alg allgatherv_algs[] = {
-    ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
-    ALG("linear", "everything posted at once", NULL, allgatherv_linear),
-    TYPED("morton", DESC_MORTON,
-        coll_shm_ok, allgatherv_morton),
-    TYPED("morton_numa", DESC_MORTON_NUMA,
-        coll_shm_ok, allgatherv_morton_numa),
+    [ALLGATHERV_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
+    [ALLGATHERV_LINEAR] = ALG("linear", "everything posted at once", NULL, allgatherv_linear),
+    [ALLGATHERV_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, allgatherv_morton),
+    [ALLGATHERV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
 };
+enum { ALLTOALL_PAIRWISE, ALLTOALL_BRUCK, ALLTOALL_LINEAR, ALLTOALL_ROW, ALLTOALL_COLUMN, ALLTOALL_HILBERT,
+       ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_SHM };
 static const struct coll_alg alltoall_algs[] = {
-    ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
-    ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
-    ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
-    TYPED("row", DESC_ROW, coll_shm_ok, alltoall_row),
-    TYPED("column", DESC_COLUMN, coll_shm_ok,
-        alltoall_column),
-    TYPED("hilbert", DESC_HILBERT, coll_shm_ok,
-        alltoall_hilbert),
-    TYPED("morton", DESC_MORTON, coll_shm_ok,
-        alltoall_morton),
-    TYPED("morton_numa", DESC_MORTON_NUMA,
-        coll_shm_ok, alltoall_morton_numa),
-    TYPED("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
-        alltoall_staged_ok, alltoall_staged),
+    [ALLTOALL_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
+    [ALLTOALL_BRUCK] = ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
+    [ALLTOALL_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
+    [ALLTOALL_ROW] = TYPED("row", DESC_ROW, coll_shm_ok, alltoall_row),
+    [ALLTOALL_COLUMN] = TYPED("column", DESC_COLUMN, coll_shm_ok, alltoall_column),
+    [ALLTOALL_HILBERT] = TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoall_hilbert),
+    [ALLTOALL_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoall_morton),
+    [ALLTOALL_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoall_morton_numa),
+    [ALLTOALL_SHM] = TYPED("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
+                           alltoall_staged_ok, alltoall_staged),
 };
+enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
+       ALLTOALLV_MORTON_NUMA };
 static const struct coll_alg alltoallv_algs[] = {
-    ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
-    ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
-    TYPED("row", DESC_ROW, coll_shm_ok, alltoallv_row),
-    TYPED("column", DESC_COLUMN, coll_shm_ok,
-        alltoallv_column),
-    TYPED("hilbert", DESC_HILBERT, coll_shm_ok,
-        alltoallv_hilbert),
-    TYPED("morton", DESC_MORTON, coll_shm_ok,
-        alltoallv_morton),
-    TYPED("morton_numa", DESC_MORTON_NUMA,
-        coll_shm_ok, alltoallv_morton_numa),
+    [ALLTOALLV_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
+    [ALLTOALLV_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
+    [ALLTOALLV_ROW] = TYPED("row", DESC_ROW, coll_shm_ok, alltoallv_row),
+    [ALLTOALLV_COLUMN] = TYPED("column", DESC_COLUMN, coll_shm_ok, alltoallv_column),
+    [ALLTOALLV_HILBERT] = TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoallv_hilbert),
+    [ALLTOALLV_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
+    [ALLTOALLV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
 };
+enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_SHM, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {
-    ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
-        reduce_scatter_block_reduce_scatter),
-    ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
-    ALG("shm", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
-        reduce_scatter_block_staged),
-    ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
-        coll_heap_ok, reduce_scatter_block_heap),
+    [RSB_REDUCE_SCATTER] = ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
+                               reduce_scatter_block_reduce_scatter),
+    [RSB_RING] = ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
+    [RSB_SHM] = ALG("shm", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
+                    reduce_scatter_block_staged),
+    [RSB_HEAP] = ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
+                     coll_heap_ok, reduce_scatter_block_heap),
 };
-
+enum { NEIGHBOR_NAIVE };
 static const struct coll_alg neighbor_algs[] = {
-    TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL, neighbor_naive),
+    [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
+                             neighbor_naive),
 };
 
-/* ---- defaults: what the built-in rules pick (index into the table) ---- */
-static int by_name(const struct coll_alg *algs, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(algs[i].name, name) == 0)
-            return i;
-    return 0;
-}
-
-static int first_applicable(const struct coll_alg *algs, int n, const struct coll_args *a, int want)
-{
-    if (algs[want].applicable == NULL || algs[want].applicable(a))
-        return want;
-    for (int i = 0; i < n; i++)
-        if (algs[i].applicable == NULL || algs[i].applicable(a))
-            return i;
-    return 0;
-}
-
-static int choose_barrier(const struct coll_args *a) { return first_applicable(barrier_algs, 2, a, 1); }
-/* Measured (hint-bench bcast --algorithm NAME): the ring of shared cells for small messages (P=2
-   8 B: 0.13 us against 0.38 heap and 0.39 binomial; P=8: 1.06 against 2.1 and 7.3; the root runs
-   up to 16 cells ahead), the root's buffer read in place beyond 4 KiB at P=2 (1 MiB: 35 us
-   against 120 through the cells) and beyond 16 KiB when oversubscribed (P=8 1 MiB: 228 against
-   371-403). */
-static int choose_bcast(const struct coll_args *a)
-{
-    int shm = by_name(bcast_algs, NALGS(bcast_algs), "shm"), heap = by_name(bcast_algs, NALGS(bcast_algs), "heap");
-    if (!coll_shm_ok(a))
-        return 0;
-    size_t cells_up_to = a->size <= 2 ? 4096 : 16384;
-    return a->block <= cells_up_to || !coll_heap_ok(a) ? shm : heap;
-}
-static int choose_first(const struct coll_args *a)
-{
-    (void)a;
-    return 0;
-}
-/* Measured (hint-bench allreduce --algorithm NAME, docs/BENCHMARKS.md): staged inputs up to
-   1 KiB (P=2 8 B: 0.37 us against 0.68 for recursive doubling; P=8: 7.9 against 10.0), the
-   shared-heap reduce-scatter beyond (P=2 1 MiB: 101 us against 278 and 232 for ring; P=8 2 KiB:
-   12.8 against 14.7 staged, 1 MiB: 490 against 1140-1985). Without the heap: messages. */
-static int choose_allreduce(const struct coll_args *a)
-{
-    if (allreduce_staged_ok(a) && a->block <= 1024)
-        return by_name(allreduce_algs, NALGS(allreduce_algs), "shm");
-    if (coll_heap_ok(a))
-        return by_name(allreduce_algs, NALGS(allreduce_algs), "heap");
-    return a->block <= 16384 || a->count < (size_t)a->size ? 0 : 2;
-}
-/* Measured (hint-bench OP --algorithm NAME, docs/BENCHMARKS.md): at P=2 the staging areas win
-   small blocks (reduce 8 B: 0.30 us against 0.41 binomial; gather 0.26 against 0.37 linear;
-   scatter 0.29 against 0.38) and the shared heap the rest (reduce 1 MiB: 35 us against 171;
-   gather 82 against 141; scatter 4 KiB-256 KiB: 0.7-5.6 against 0.75-6.2). Oversubscribed (P=8)
-   the staged ones cost a wait for every rank per call (6.8 us against 2.0 binomial), so the
-   message-based ones keep small messages and the heap takes large ones (reduce 32 KiB: 13 us
-   against 18; gather 256 KiB: 71 against 169; scatter 32 KiB: 9.9 against 15.5). */
-static int rooted(const struct coll_alg *algs, int n, const struct coll_args *a, size_t heap_from, int small)
-{
-    int shm = by_name(algs, n, "shm"), heap = by_name(algs, n, "heap");
-    if (a->size <= 2 && algs[shm].applicable(a))
-        return shm;
-    if (algs[heap].applicable(a) && (a->size <= 2 || a->block >= heap_from))
-        return heap;
-    return small;
-}
-static int choose_reduce(const struct coll_args *a) { return rooted(reduce_algs, NALGS(reduce_algs), a, 32768, 0); }
-static int choose_gather(const struct coll_args *a)
-{
-    return rooted(gather_algs, NALGS(gather_algs), a, 131072, a->size <= 8 || a->block >= 65536 ? 0 : 1);
-}
-static int choose_scatter(const struct coll_args *a)
-{
-    return rooted(scatter_algs, NALGS(scatter_algs), a, 32768, a->size <= 8 || a->block >= 65536 ? 0 : 1);
-}
-/* Measured (hint-bench allgather --algorithm NAME): Morton over the shared heap wins at every size
-   at P=2 (0.60 us at 8 B against 0.65-0.75; 3.5 us at 64 KiB against 12.5-18) and from 8 KiB at
-   P=8 (78 us at 64 KiB against 124-333; 1.8 ms at 1 MiB against 2.5-6.7), where its two barriers
-   cost more than recursive doubling's messages below that. */
-static int choose_allgather(const struct coll_args *a)
-{
-    /* small blocks: staged once per rank, one flag each (P=2 8 B: 0.35 us against 0.60 for
-       morton and 0.67 for recursive doubling; P=8: 4.8 us against 12.2-12.8) */
-    if (allgather_staged_ok(a) && (a->block <= 512 || a->size > 2))
-        return by_name(allgather_algs, NALGS(allgather_algs), "shm");
-    if (coll_shm_ok(a) && (a->size <= 2 || a->block >= 8192))
-        return by_name(allgather_algs, NALGS(allgather_algs), "morton");
-    size_t total = a->block * (size_t)a->size;
-    if (total >= (512u << 10))
-        return 0;
-    return is_pow2(a->size) ? 1 : 2;
-}
-/* The v variants: ranks may pass different counts, so the choice may depend on P only. Measured
-   with equal counts (hint-bench OP --algorithm NAME): the shared-heap orders win from 512 B up
-   (alltoallv column P=2 4 KiB: 0.94 us against 1.7-2.6 linear, 1 MiB: 145 against 146-150; P=8
-   4 KiB: 18.6 against 29.2, 1 MiB: 2.8 ms against 3.8; allgatherv morton P=2 4 KiB: 0.94 against
-   2.2, 1 MiB: 111 against 128) and lose a little at 8 B (0.81-0.89 against 0.74). */
-static int choose_allgatherv(const struct coll_args *a)
-{
-    if (coll_shm_ok(a))
-        return by_name(allgatherv_algs, NALGS(allgatherv_algs), "morton");
-    return a->size <= 8 ? 1 : 0;
-}
-static int choose_alltoallv(const struct coll_args *a)
-{
-    return coll_shm_ok(a) ? by_name(alltoallv_algs, NALGS(alltoallv_algs), "column") : 0;
-}
-/* Measured on this machine (docs/BENCHMARKS.md, hint-bench alltoall --algorithm NAME): up to
-   1 KiB per block the staged shm algorithm wins at every P (P=2 8 B: 0.40 us against 0.71-0.81
-   for the orders and linear; P=8: 5.4 us against 14.6-17.6); beyond, the shared-heap orders beat
-   the message-based algorithms (P=2 4 KiB: 0.66 us against 2.0; P=8 1 MiB: 2.6-2.8 ms against
-   3.7-4.4 ms), column at small P, Hilbert beyond. */
-static int choose_alltoall(const struct coll_args *a)
-{
-    if (alltoall_staged_ok(a))
-        return by_name(alltoall_algs, NALGS(alltoall_algs), "shm");
-    if (a->block >= 256 && coll_shm_ok(a))
-        return by_name(alltoall_algs, NALGS(alltoall_algs), a->size <= 4 ? "column" : "hilbert");
-    if (a->block <= 256 && a->size > 8)
-        return 1;
-    return a->block * (size_t)a->size <= (1u << 20) ? 2 : 0;
-}
-/* Measured: staged up to 1 KiB blocks (P=2 8 B: 0.37 us against 0.68 ring; P=8: 4.7 against
-   16), the shared heap beyond (P=2 1 MiB: 115 us against 439; P=8: 2.7 ms against 10.2). */
-static int choose_rsb(const struct coll_args *a)
-{
-    if (reduce_scatter_block_staged_ok(a))
-        return by_name(rsb_algs, NALGS(rsb_algs), "shm");
-    if (coll_heap_ok(a))
-        return by_name(rsb_algs, NALGS(rsb_algs), "heap");
-    return a->block <= 2048 ? 0 : 1;
-}
-
-#define TABLE(id, opname, algs, choose) [id] = {opname, algs, NALGS(algs), choose}
+#define TABLE(id, opname, algs) [id] = {opname, algs, NALGS(algs)}
 const struct coll_table coll_tables[COLL_NOPS] = {
-    TABLE(COLL_BARRIER, "barrier", barrier_algs, choose_barrier),
-    TABLE(COLL_BCAST, "bcast", bcast_algs, choose_bcast),
-    TABLE(COLL_REDUCE, "reduce", reduce_algs, choose_reduce),
-    TABLE(COLL_ALLREDUCE, "allreduce", allreduce_algs, choose_allreduce),
-    TABLE(COLL_GATHER, "gather", gather_algs, choose_gather),
-    TABLE(COLL_GATHERV, "gatherv", gatherv_algs, choose_first),
-    TABLE(COLL_SCATTER, "scatter", scatter_algs, choose_scatter),
-    TABLE(COLL_SCATTERV, "scatterv", scatterv_algs, choose_first),
-    TABLE(COLL_ALLGATHER, "allgather", allgather_algs, choose_allgather),
-    TABLE(COLL_ALLGATHERV, "allgatherv", allgatherv_algs, choose_allgatherv),
-    TABLE(COLL_ALLTOALL, "alltoall", alltoall_algs, choose_alltoall),
-    TABLE(COLL_ALLTOALLV, "alltoallv", alltoallv_algs, choose_alltoallv),
-    TABLE(COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", rsb_algs, choose_rsb),
-    TABLE(COLL_NEIGHBOR_ALLGATHER, "neighbor_allgather", neighbor_algs, choose_first),
-    TABLE(COLL_NEIGHBOR_ALLGATHERV, "neighbor_allgatherv", neighbor_algs, choose_first),
-    TABLE(COLL_NEIGHBOR_ALLTOALL, "neighbor_alltoall", neighbor_algs, choose_first),
-    TABLE(COLL_NEIGHBOR_ALLTOALLV, "neighbor_alltoallv", neighbor_algs, choose_first),
+    TABLE(COLL_BARRIER, "barrier", barrier_algs),
+    TABLE(COLL_BCAST, "bcast", bcast_algs),
+    TABLE(COLL_REDUCE, "reduce", reduce_algs),
+    TABLE(COLL_ALLREDUCE, "allreduce", allreduce_algs),
+    TABLE(COLL_GATHER, "gather", gather_algs),
+    TABLE(COLL_GATHERV, "gatherv", gatherv_algs),
+    TABLE(COLL_SCATTER, "scatter", scatter_algs),
+    TABLE(COLL_SCATTERV, "scatterv", scatterv_algs),
+    TABLE(COLL_ALLGATHER, "allgather", allgather_algs),
+    TABLE(COLL_ALLGATHERV, "allgatherv", allgatherv_algs),
+    TABLE(COLL_ALLTOALL, "alltoall", alltoall_algs),
+    TABLE(COLL_ALLTOALLV, "alltoallv", alltoallv_algs),
+    TABLE(COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", rsb_algs),
+    TABLE(COLL_NEIGHBOR_ALLGATHER, "neighbor_allgather", neighbor_algs),
+    TABLE(COLL_NEIGHBOR_ALLGATHERV, "neighbor_allgatherv", neighbor_algs),
+    TABLE(COLL_NEIGHBOR_ALLTOALL, "neighbor_alltoall", neighbor_algs),
+    TABLE(COLL_NEIGHBOR_ALLTOALLV, "neighbor_alltoallv", neighbor_algs),
 };
 
 /* ---- forcing ---- */
@@ -428,8 +309,10 @@ static int pick_and_run(struct coll_args *a)
     int tuning = pick < 0 ? autotune_pick(a) : -1;
     if (tuning >= 0)
         pick = tuning;
+    if (pick < 0 && (pick = rules_pick(rules_default(), a, &copy)) >= 0)
+        a->copy = copy;
     if (pick < 0)
-        pick = t->choose(a);
+        pick = 0; /* every table's first algorithm runs anywhere */
     last_ran[a->op_id] = t->algs[pick].name;
     if (tuning < 0)
         return run_alg(&t->algs[pick], a);
@@ -453,6 +336,6 @@ int coll_run(struct coll_args *a)
 const char *coll_default_name(int op_id, int P, size_t bytes)
 {
     struct coll_args a = {.op_id = op_id, .size = P, .block = bytes, .count = bytes / 8};
-    const struct coll_table *t = &coll_tables[op_id];
-    return t->algs[t->choose(&a)].name;
+    int copy, pick = rules_pick(rules_default(), &a, &copy);
+    return coll_tables[op_id].algs[pick >= 0 ? pick : 0].name;
 }

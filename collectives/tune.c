@@ -7,156 +7,57 @@
  * times its own calls; the decision takes the slowest rank's time per candidate (one small
  * allreduce when the trials end), so every rank keeps the same algorithm.
  */
-#include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectives/algs.h"
 #include "collectives/copy.h"
+#include "collectives/rules.h"
 #include "collectives/tune.h"
 #include "datatype/datatype.h"
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
 
-/* ---- the tuning file ---- */
-
-#define TUNE_MAX_RULES 32
-#define TUNE_MAX_P 64
-
-struct rule {
-    size_t max_bytes;      /* SIZE_MAX: any */
-    int alg;
-    int copy;              /* -1: default */
-};
-
-struct p_entry {
-    int P;
-    int nrules;
-    struct rule rules[TUNE_MAX_RULES];
-};
+/* ---- the tuning file: rules in the format of rules.h, tried before the built-in ones ---- */
 
 static struct {
     bool loaded;           /* tried (even if it failed) */
-    int np[COLL_NOPS];
-    struct p_entry entries[COLL_NOPS][TUNE_MAX_P];
+    struct coll_rules rules;
 } tf;
-
-static int op_index(const char *name)
-{
-    for (int i = 0; i < COLL_NOPS; i++)
-        if (!strcmp(coll_tables[i].op, name))
-            return i;
-    return -1;
-}
-
-static int alg_index(int op, const char *name)
-{
-    for (int i = 0; i < coll_tables[op].nalgs; i++)
-        if (!strcmp(coll_tables[op].algs[i].name, name))
-            return i;
-    return -1;
-}
-
-static int copy_index(const char *name)
-{
-    return !strcmp(name, "temporal") ? COPY_TEMPORAL : !strcmp(name, "nt") ? COPY_NT
-           : !strcmp(name, "hybrid") ? COPY_HYBRID : -2;
-}
-
-#define FAIL(...)                                                                                \
-    do {                                                                                         \
-        snprintf(msg, len, __VA_ARGS__);                                                         \
-        goto bad;                                                                                \
-    } while (0)
-
-static int parse_rule(json_t *r, int op, const char *where, struct rule *out, char *msg, size_t len)
-{
-    if (!json_is_object(r))
-        FAIL("%s: a rule must be an object", where);
-    json_t *alg = json_object_get(r, "algorithm"), *mb = json_object_get(r, "max_bytes"),
-           *cp = json_object_get(r, "copy");
-    if (!json_is_string(alg))
-        FAIL("%s.algorithm: missing or not a string", where);
-    out->alg = alg_index(op, json_string_value(alg));
-    if (out->alg < 0)
-        FAIL("%s.algorithm: '%s' is not a %s algorithm (see hint_info --algorithms)", where, json_string_value(alg),
-             coll_tables[op].op);
-    out->max_bytes = SIZE_MAX;
-    if (mb) {
-        if (!json_is_integer(mb) || json_integer_value(mb) < 0)
-            FAIL("%s.max_bytes: must be a non-negative integer", where);
-        out->max_bytes = (size_t)json_integer_value(mb);
-    }
-    out->copy = -1;
-    if (cp) {
-        if (!json_is_string(cp) || (out->copy = copy_index(json_string_value(cp))) == -2)
-            FAIL("%s.copy: must be \"temporal\", \"nt\" or \"hybrid\"", where);
-    }
-    return HINT_SUCCESS;
-bad:
-    return HINT_ERR_ARG;
-}
 
 int tune_load_file(const char *path, char *msg, size_t len)
 {
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    char where[128];
-    memset(&tf, 0, sizeof tf);
     tf.loaded = true;
-    if (root == NULL)
-        FAIL("%s:%d:%d: %s", path, err.line, err.column, err.text);
-    if (!json_is_object(root))
-        FAIL("%s: the top level must be an object", path);
-    json_t *ver = json_object_get(root, "version");
-    if (!json_is_integer(ver) || json_integer_value(ver) != 1)
-        FAIL("%s: version: must be 1", path);
-    const char *key;
-    json_t *val;
-    json_object_foreach(root, key, val)
-    {
-        if (!strcmp(key, "version") || !strncmp(key, "_", 1)) /* "_comment" & co. are free */
-            continue;
-        int op = op_index(key);
-        if (op < 0)
-            FAIL("%s: %s: not a collective operation", path, key);
-        if (!json_is_array(val))
-            FAIL("%s: %s: must be an array of {P, rules}", path, key);
-        size_t i;
-        json_t *e;
-        json_array_foreach(val, i, e)
-        {
-            snprintf(where, sizeof where, "%s: %s[%zu]", path, key, i);
-            json_t *P = json_object_get(e, "P"), *rules = json_object_get(e, "rules");
-            if (!json_is_integer(P) || json_integer_value(P) < 1)
-                FAIL("%s.P: must be a positive integer", where);
-            if (!json_is_array(rules) || json_array_size(rules) == 0 || json_array_size(rules) > TUNE_MAX_RULES)
-                FAIL("%s.rules: must be an array of 1 to %d rules", where, TUNE_MAX_RULES);
-            if (tf.np[op] == TUNE_MAX_P)
-                FAIL("%s: more than %d rank counts", where, TUNE_MAX_P);
-            struct p_entry *pe = &tf.entries[op][tf.np[op]++];
-            pe->P = (int)json_integer_value(P);
-            size_t k;
-            json_t *r;
-            json_array_foreach(rules, k, r)
-            {
-                char rw[160];
-                snprintf(rw, sizeof rw, "%s.rules[%zu]", where, k);
-                if (parse_rule(r, op, rw, &pe->rules[pe->nrules++], msg, len) != HINT_SUCCESS)
-                    goto bad;
-            }
-        }
+    rules_free(&tf.rules);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(msg, len, "%s: %s", path, strerror(errno));
+        return HINT_ERR_ARG;
     }
-    json_decref(root);
-    return HINT_SUCCESS;
-bad:
-    json_decref(root);
-    memset(tf.np, 0, sizeof tf.np); /* a bad file is ignored as a whole */
-    return HINT_ERR_ARG;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    int c;
+    while (mem && (c = fgetc(f)) != EOF)
+        fputc(c, mem);
+    fclose(f);
+    if (mem == NULL || fclose(mem) != 0) {
+        free(text);
+        snprintf(msg, len, "%s: out of memory", path);
+        return HINT_ERR_NOMEM;
+    }
+    int st = rules_parse(text, path, &tf.rules, msg, len);
+    free(text);
+    return st;
 }
 
-void tune_unload(void) { memset(&tf, 0, sizeof tf); }
+void tune_unload(void)
+{
+    rules_free(&tf.rules);
+    tf.loaded = false;
+}
 
 bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
 {
@@ -167,18 +68,16 @@ bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
         if (path && tune_load_file(path, msg, sizeof msg) != HINT_SUCCESS)
             RT_ERR("coll", "tuning file ignored: %s", msg);
     }
-    for (int i = 0; i < tf.np[a->op_id]; i++) {
-        const struct p_entry *pe = &tf.entries[a->op_id][i];
-        if (pe->P != a->size)
-            continue;
-        for (int k = 0; k < pe->nrules; k++)
-            if (a->block <= pe->rules[k].max_bytes) {
-                *alg = pe->rules[k].alg;
-                *copy = pe->rules[k].copy;
-                return true;
-            }
-    }
-    return false;
+    *alg = rules_pick(&tf.rules, a, copy);
+    return *alg >= 0;
+}
+
+static int alg_index(int op, const char *name)
+{
+    for (int i = 0; i < coll_tables[op].nalgs; i++)
+        if (!strcmp(coll_tables[op].algs[i].name, name))
+            return i;
+    return -1;
 }
 
 /* ---- online autotuning ---- */

@@ -2,14 +2,12 @@
  * collectives/tune.h — selection beyond the built-in defaults: a JSON tuning file
  * (HINT_TUNING_FILE, written by tools/hint-tune) and online autotuning (HINT_AUTOTUNE=1).
  *
- * File format (version 1): per operation, per rank count, rules tried in order; the first whose
- * max_bytes (bytes per block) is not exceeded wins; a rule without max_bytes matches any size.
- *   { "version": 1,
- *     "alltoall": [ { "P": 8, "rules": [ { "max_bytes": 128, "algorithm": "linear" },
- *                                       { "algorithm": "hilbert", "copy": "nt" } ] } ] }
- * "copy" (temporal | nt | hybrid) applies to the shared-heap algorithms. An unknown operation,
- * algorithm or copy mode, or a malformed file, is reported once with the JSON path and the
- * whole file is ignored. A P with no entry falls to autotuning or the defaults.
+ * The file holds selection rules in the format of the built-in ones (collectives/rules.h):
+ * version 2, rules per operation bounded by ranks, ranks per node, nodes and sizes, with an
+ * algorithm (or a list, first applicable wins) and a copy mode; version 1 (per rank count, what
+ * hint-tune writes) is read too. An unknown operation, algorithm, key or copy mode, or a
+ * malformed file, is reported once with the JSON path and the whole file is ignored; a call that
+ * no rule of the file covers falls to autotuning or the built-in rules.
  */
 #ifndef HINT_COLL_TUNE_H
 #define HINT_COLL_TUNE_H
@@ -20,7 +18,7 @@
 struct coll_args;
 
 /* The algorithm (index in the op's table) and copy mode (-1: default) the tuning file gives for
-   these arguments; false when it says nothing. */
+   these arguments, one its rules name that can run them; false when it says nothing. */
 bool tune_lookup(const struct coll_args *a, int *alg, int *copy);
 /* Load and check a tuning file; HINT_SUCCESS or HINT_ERR_ARG with the problem in msg. */
 int tune_load_file(const char *path, char *msg, size_t len);

@@ -3,23 +3,25 @@
  * tables selection uses), every HINT_* variable with its default, and which algorithm the
  * defaults pick for a given number of ranks and size.
  *
- *   hint_info [--algorithms] [--env [--markdown]] [--np P] [--size BYTES] [--version] [--help]
+ *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--np P] [--size BYTES] [--version] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectives/coll.h"
+#include "collectives/rules.h"
 #include "hint.h"
 #include "runtime/envdoc.h"
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--np P] [--size BYTES] [--version] [--help]\n"
+    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--np P] [--size BYTES] [--version] [--help]\n"
                 "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
                 "  --algorithms   every collective with its algorithms and what they do\n"
                 "  --env          every HINT_* environment variable: default, accepted values, meaning\n"
                 "  --markdown     with --env: as the Markdown table in README.md\n"
+                "  --rules        the built-in selection rules, in the tuning-file format (a start for HINT_TUNING_FILE)\n"
                 "  --np P         show the algorithms the defaults pick for P ranks ...\n"
                 "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
 }
@@ -121,6 +123,9 @@ int main(int argc, char **argv)
             algs = 1;
         } else if (!strcmp(argv[i], "--env")) {
             env = 1;
+        } else if (!strcmp(argv[i], "--rules")) {
+            fputs(coll_default_rules, stdout);
+            return 0;
         } else if (!strcmp(argv[i], "--markdown")) {
             markdown = 1;
         } else if (!strcmp(argv[i], "--np") && i + 1 < argc) {

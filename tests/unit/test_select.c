@@ -1,11 +1,16 @@
 /*
- * tests/unit/test_select.c — the selection tables: names unique and looked up, forcing and
- * "auto", defaults always applicable, before any rank exists.
+ * tests/unit/test_select.c — the selection tables and rules: names unique and looked up, forcing
+ * and "auto", the built-in rules pinned to their choices and always applicable, rule files
+ * parsed strictly, before any rank exists.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "collectives/coll.h"
+#include "collectives/copy.h"
+#include "collectives/rules.h"
+#include "runtime/group.h"
+#include "tests/unit/select_pins.h"
 
 Test(select, names_unique_and_described)
 {
@@ -37,18 +42,93 @@ Test(select, api_md_names_exist)
     cr_expect_str_eq(coll_forced_name(COLL_ALLTOALL), "bruck");
 }
 
+/* The built-in rules choose what the C code they replaced chose, for every operation, environment
+   (heap and shm; shm only; neither), rank count and size of the pins. */
+Test(select, defaults_match_pins)
+{
+    struct hint_group_s shm_only = {.shm_slot = 0}, none = {.shm_slot = -1};
+    hint_group envs[] = {NULL, &shm_only, &none};
+    int copy;
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++)
+        for (size_t j = 0; j < NPIN_BYTES; j++) {
+            const struct pin *p = &pins[i];
+            struct coll_args a = {.op_id = p->op, .g = envs[p->env], .size = p->P, .block = pin_bytes[j],
+                                  .count = pin_bytes[j] / 8};
+            int k = rules_pick(rules_default(), &a, &copy);
+            cr_assert(k >= 0, "%s env %d P=%d %zu B: no rule", coll_tables[p->op].op, p->env, p->P, pin_bytes[j]);
+            cr_expect_str_eq(coll_tables[p->op].algs[k].name, p->name[j], "%s env %d P=%d %zu B",
+                             coll_tables[p->op].op, p->env, p->P, pin_bytes[j]);
+            cr_expect_eq(copy, -1);
+        }
+}
+
+/* What the rules pick can run, and every table's first algorithm (the last resort) runs anywhere. */
 Test(select, defaults_are_applicable)
 {
-    int ps[] = {2, 3, 4, 5, 7, 8, 16, 17, 64};
+    int ps[] = {2, 3, 4, 5, 7, 8, 16, 17, 64, 1000};
     size_t bytes[] = {1, 8, 256, 4096, 65536, 1 << 20, (size_t)8 << 20};
-    for (int op = 0; op < COLL_NOPS; op++)
+    for (int op = 0; op < COLL_NOPS; op++) {
+        cr_expect_null(coll_tables[op].algs[0].applicable, "%s", coll_tables[op].op);
         for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
             for (size_t j = 0; j < sizeof bytes / sizeof bytes[0]; j++) {
                 struct coll_args a = {.op_id = op, .size = ps[i], .block = bytes[j], .count = bytes[j] / 8};
-                const struct coll_table *t = &coll_tables[op];
-                int k = t->choose(&a);
-                cr_assert(k >= 0 && k < t->nalgs);
-                cr_expect(t->algs[k].applicable == NULL || t->algs[k].applicable(&a), "%s picks %s at P=%d",
-                          t->op, t->algs[k].name, ps[i]);
+                int copy, k = rules_pick(rules_default(), &a, &copy);
+                cr_assert(k >= 0 && k < coll_tables[op].nalgs, "%s P=%d: no rule", coll_tables[op].op, ps[i]);
+                const struct coll_alg *alg = &coll_tables[op].algs[k];
+                cr_expect(alg->applicable == NULL || alg->applicable(&a), "%s picks %s at P=%d", coll_tables[op].op,
+                          alg->name, ps[i]);
             }
+    }
+}
+
+/* Rules are data: a typo in an algorithm name, an unknown key or operation is an error at load,
+   with the place; bounds and lists behave as rules.h says. */
+Test(select, rules_parse_and_pick)
+{
+    struct coll_rules rs;
+    char msg[512];
+    cr_assert_eq(rules_parse("{\"version\": 2, \"alltoall\": [{\"algorithm\": \"hilbret\"}]}", "t", &rs, msg,
+                             sizeof msg), HINT_ERR_ARG);
+    cr_expect(strstr(msg, "t: alltoall[0].algorithm: 'hilbret' is not a alltoall algorithm") != NULL, "%s", msg);
+    cr_assert_eq(rules_parse("{\"version\": 2, \"alltoall\": [{\"max_byte\": 4, \"algorithm\": \"linear\"}]}", "t",
+                             &rs, msg, sizeof msg), HINT_ERR_ARG);
+    cr_expect(strstr(msg, "unknown key \"max_byte\"") != NULL, "%s", msg);
+    cr_assert_eq(rules_parse("{\"version\": 2, \"alltoal\": []}", "t", &rs, msg, sizeof msg), HINT_ERR_ARG);
+    cr_assert_eq(rules_parse("{\"version\": 3}", "t", &rs, msg, sizeof msg), HINT_ERR_ARG);
+    cr_assert_eq(rules_parse("{\"version\": 2, \"alltoall\": [{\"min_ppn\": -1, \"algorithm\": \"linear\"}]}", "t",
+                             &rs, msg, sizeof msg), HINT_ERR_ARG);
+    const char *ok = "{\"version\": 2, \"alltoall\": ["
+                     "{\"_why\": \"notes are free\", \"max_ranks\": 4, \"max_bytes\": 100, \"algorithm\": \"bruck\"},"
+                     "{\"min_ppn\": 5, \"min_total_bytes\": 1000, \"algorithm\": [\"recursive_doubling_no\"]}]}";
+    cr_assert_eq(rules_parse(ok, "t", &rs, msg, sizeof msg), HINT_ERR_ARG);
+    ok = "{\"version\": 2, \"alltoall\": ["
+         "{\"_why\": \"notes are free\", \"max_ranks\": 4, \"max_bytes\": 100, \"algorithm\": \"bruck\"},"
+         "{\"min_ppn\": 5, \"min_total_bytes\": 1000, \"algorithm\": [\"row\", \"linear\"], \"copy\": \"nt\"}]}";
+    cr_assert_eq(rules_parse(ok, "t", &rs, msg, sizeof msg), HINT_SUCCESS, "%s", msg);
+    struct hint_group_s none = {.shm_slot = -1};
+    int copy;
+    struct coll_args a = {.op_id = COLL_ALLTOALL, .size = 4, .block = 100};
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "bruck");
+    a.block = 101; /* past max_bytes, and P=4 is below min_ppn: nothing */
+    cr_expect_eq(rules_pick(&rs, &a, &copy), -1);
+    a = (struct coll_args){.op_id = COLL_ALLTOALL, .size = 8, .block = 125}; /* total 1000 */
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "row");
+    cr_expect_eq(copy, COPY_NT);
+    a.g = &none; /* row cannot run without the node segment: the next in the list */
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "linear");
+    a.block = 124; /* total 992 */
+    cr_expect_eq(rules_pick(&rs, &a, &copy), -1);
+    cr_expect_eq(rules_pick(&rs, &(struct coll_args){.op_id = COLL_BCAST, .size = 2, .block = 8}, &copy), -1);
+    rules_free(&rs);
+    /* version 1: rules per rank count */
+    cr_assert_eq(rules_parse("{\"version\": 1, \"alltoall\": [{\"P\": 3, \"rules\": [{\"max_bytes\": 64, "
+                             "\"algorithm\": \"bruck\"}, {\"algorithm\": \"pairwise\"}]}]}", "t", &rs, msg, sizeof msg),
+                 HINT_SUCCESS, "%s", msg);
+    a = (struct coll_args){.op_id = COLL_ALLTOALL, .size = 3, .block = 64};
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "bruck");
+    a.block = 65;
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "pairwise");
+    a.size = 4;
+    cr_expect_eq(rules_pick(&rs, &a, &copy), -1);
+    rules_free(&rs);
 }

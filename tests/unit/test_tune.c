@@ -66,12 +66,38 @@ Test(tune, good_file_is_followed)
     tune_unload();
 }
 
+/* Version 2, the built-in rules' format: bounds on the shape and size, lists of algorithms. */
+Test(tune, version_2_rules_are_followed)
+{
+    write_file("{ \"version\": 2,\n"
+               "  \"alltoall\": [ { \"min_ranks\": 3, \"max_ppn\": 8, \"max_bytes\": 64, \"algorithm\": \"bruck\" },\n"
+               "                { \"min_ranks\": 3, \"algorithm\": [\"morton\", \"pairwise\"], \"copy\": \"temporal\" } ] }\n");
+    char msg[512];
+    cr_assert_eq(tune_load_file(path, msg, sizeof msg), HINT_SUCCESS, "%s", msg);
+    cleanup();
+    int alg, copy;
+    struct coll_args a = {.op_id = COLL_ALLTOALL, .size = 8, .block = 64};
+    cr_assert(tune_lookup(&a, &alg, &copy));
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[alg].name, "bruck");
+    a.block = 65;
+    cr_assert(tune_lookup(&a, &alg, &copy));
+    cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[alg].name, "morton");
+    cr_expect_eq(copy, COPY_TEMPORAL);
+    a.size = 2;
+    cr_expect(!tune_lookup(&a, &alg, &copy));
+    tune_unload();
+}
+
 Test(tune, mistakes_are_reported_with_their_path)
 {
     expect_error("{ \"version\": 1, \"alltoall\": [ { \"P\": 8, \"rules\": [ { \"algorithm\": \"fastest\" } ] } ] }",
                  "alltoall[0].rules[0].algorithm: 'fastest' is not a alltoall algorithm");
     expect_error("{ \"version\": 1, \"alltoal\": [] }", "alltoal: not a collective operation");
-    expect_error("{ \"version\": 2 }", "version: must be 1");
+    expect_error("{ \"version\": 3 }", "version: must be 1 or 2");
+    expect_error("{ \"version\": 2, \"alltoall\": [ { \"max_ppn\": 4, \"algorithm\": [\"row\", \"colum\"] } ] }",
+                 "alltoall[0].algorithm: 'colum' is not a alltoall algorithm");
+    expect_error("{ \"version\": 2, \"alltoall\": [ { \"ppn\": 4, \"algorithm\": \"row\" } ] }",
+                 "alltoall[0]: unknown key \"ppn\"");
     expect_error("{ \"version\": 1, \"alltoall\": [ { \"P\": 0, \"rules\": [] } ] }", "alltoall[0].P");
     expect_error("{ \"version\": 1, \"alltoall\": [ { \"P\": 4, \"rules\": [ { \"algorithm\": \"row\", \"copy\": \"fast\" } ] } ] }",
                  "rules[0].copy");

@@ -1,0 +1,67 @@
+/*
+ * collectives/rules.h — selection rules: which algorithm an operation runs, by the group's shape
+ * (ranks, ranks per node, nodes) and the call's size. The built-in defaults (rules_default.c)
+ * and a tuning file (HINT_TUNING_FILE, tune.h) are the same data in the same JSON format:
+ *
+ *   { "version": 2,
+ *     "alltoall": [ { "max_bytes": 1024, "algorithm": ["shm", "linear"] },
+ *                   { "max_ppn": 4, "algorithm": "column", "copy": "nt" },
+ *                   { "algorithm": ["hilbert", "pairwise"] } ] }
+ *
+ * Per operation, rules are tried in order; a rule matches when every bound it gives holds:
+ * min_/max_ranks (the group's size), min_/max_ppn (its ranks per node), min_/max_nodes,
+ * min_/max_bytes (bytes of one block; of the whole message for bcast, reduce and allreduce) and
+ * min_/max_total_bytes (bytes times ranks). "algorithm" is a name or a list of names in order of
+ * preference: the first that can run the call (its applicability test) is taken; when none can,
+ * the next matching rule is tried. "copy" (temporal | nt | hybrid) sets the shared-heap copy
+ * mode. Keys starting with "_" are notes. Version 1 files (per rank count: {"P": 8, "rules":
+ * [{"max_bytes", "algorithm", "copy"}]}, what hint-tune writes) are read as rules bounded to that
+ * rank count. An unknown operation, algorithm, key or copy mode is an error at load, with its
+ * JSON path.
+ */
+#ifndef HINT_COLL_RULES_H
+#define HINT_COLL_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collectives/coll.h"
+
+#define RULE_MAX_ALGS 8
+#define RULE_CACHE_SHAPES 4
+
+struct coll_rule {
+    int min_ranks, max_ranks, min_ppn, max_ppn, min_nodes, max_nodes;
+    size_t min_bytes, max_bytes, min_total, max_total;
+    int nalgs;
+    int algs[RULE_MAX_ALGS]; /* indices into the operation's table, in order of preference */
+    int copy;                /* enum copy_mode, -1: the default */
+};
+
+/* The rules of one operation that a group shape can match, found once per shape. */
+struct rule_shape {
+    int ranks, ppn, nodes;   /* ranks == 0: unused */
+    int n;
+    unsigned char idx[64];
+};
+
+struct coll_rules {
+    int n[COLL_NOPS];
+    struct coll_rule *r[COLL_NOPS];
+    struct rule_shape shapes[COLL_NOPS][RULE_CACHE_SHAPES];
+    int next_shape[COLL_NOPS];
+};
+
+/* Parse rules from JSON text (origin names it in messages): HINT_SUCCESS, or HINT_ERR_ARG with
+   the problem and its JSON path in msg and *out empty. */
+int rules_parse(const char *text, const char *origin, struct coll_rules *out, char *msg, size_t len);
+void rules_free(struct coll_rules *rs);
+/* The algorithm (index) the rules give for a call, and its copy mode (-1: default); -1 when no
+   matching rule has an algorithm that can run it. */
+int rules_pick(struct coll_rules *rs, const struct coll_args *a, int *copy);
+/* The built-in defaults, parsed on first use. */
+struct coll_rules *rules_default(void);
+/* Their JSON text (hint_info --rules, tests). */
+extern const char coll_default_rules[];
+
+#endif
