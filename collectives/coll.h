@@ -98,6 +98,10 @@ int coll_run(struct coll_args *a);
 const char *coll_default_name(int op_id, int P, size_t bytes);
 /* Forced algorithm name of an op or NULL (auto). */
 const char *coll_forced_name(int op_id);
+/* The one lookup of names: an operation's index in coll_tables, an algorithm's in its table;
+   -1 when there is none. */
+int coll_op_by_name(const char *op);
+int coll_alg_by_name(int op_id, const char *name);
 void coll_select_reset(void);
 /* Free the staging areas of freed groups (hint_finalize, after its fence). */
 void coll_staging_release_all(void);

@@ -15,22 +15,6 @@
 
 #define RULES_PER_OP 64
 
-static int op_index(const char *name)
-{
-    for (int i = 0; i < COLL_NOPS; i++)
-        if (!strcmp(coll_tables[i].op, name))
-            return i;
-    return -1;
-}
-
-static int alg_index(int op, const char *name)
-{
-    for (int i = 0; i < coll_tables[op].nalgs; i++)
-        if (!strcmp(coll_tables[op].algs[i].name, name))
-            return i;
-    return -1;
-}
-
 static int copy_index(const char *name)
 {
     return !strcmp(name, "temporal") ? COPY_TEMPORAL : !strcmp(name, "nt") ? COPY_NT
@@ -82,7 +66,7 @@ static int parse_algorithms(json_t *alg, int op, const char *where, struct coll_
         FAIL("%s.algorithm: must be a name or a list of 1 to %d names", where, RULE_MAX_ALGS);
     for (size_t i = 0; i < n; i++) {
         json_t *name = json_is_array(alg) ? json_array_get(alg, i) : one[0];
-        int k = json_is_string(name) ? alg_index(op, json_string_value(name)) : -1;
+        int k = json_is_string(name) ? coll_alg_by_name(op, json_string_value(name)) : -1;
         if (k < 0)
             FAIL("%s.algorithm: %s%s%s is not a %s algorithm (see hint_info --algorithms)", where,
                  json_is_string(name) ? "'" : "", json_is_string(name) ? json_string_value(name) : "a non-string",
@@ -188,7 +172,7 @@ static int parse_root(json_t *root, const char *origin, struct coll_rules *rs, c
     {
         if (!strcmp(key, "version") || key[0] == '_')
             continue;
-        int op = op_index(key);
+        int op = coll_op_by_name(key);
         if (op < 0)
             FAIL("%s: %s: not a collective operation", origin, key);
         if (!json_is_array(val))

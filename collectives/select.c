@@ -179,7 +179,7 @@ static int forced[COLL_NOPS];      /* index + 1; 0 = auto */
 static const char *last_ran[COLL_NOPS];
 static bool env_read;
 
-static int find_op(const char *op)
+int coll_op_by_name(const char *op)
 {
     for (int i = 0; i < COLL_NOPS; i++)
         if (strcmp(coll_tables[i].op, op) == 0)
@@ -187,7 +187,7 @@ static int find_op(const char *op)
     return -1;
 }
 
-static int find_alg(int op_id, const char *name)
+int coll_alg_by_name(int op_id, const char *name)
 {
     const struct coll_table *t = &coll_tables[op_id];
     for (int i = 0; i < t->nalgs; i++)
@@ -206,7 +206,7 @@ static void read_env(void)
         const char *v = getenv(var);
         if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
             continue;
-        int alg = find_alg(op, v);
+        int alg = coll_alg_by_name(op, v);
         if (alg < 0)
             RT_ERR("coll", "%s=%s names no %s algorithm (see hint_info); using the defaults", var, v,
                    coll_tables[op].op);
@@ -235,14 +235,14 @@ int hint_coll_set(const char *op, const char *algorithm)
         return HINT_ERR_ARG;
     if (!env_read)
         read_env();
-    int id = find_op(op);
+    int id = coll_op_by_name(op);
     if (id < 0)
         return HINT_ERR_ARG;
     if (strcmp(algorithm, "auto") == 0) {
         forced[id] = 0;
         return HINT_SUCCESS;
     }
-    int alg = find_alg(id, algorithm);
+    int alg = coll_alg_by_name(id, algorithm);
     if (alg < 0)
         return HINT_ERR_ARG;
     forced[id] = alg + 1;
@@ -253,7 +253,7 @@ int hint_coll_last(const char *op, const char **algorithm)
 {
     if (op == NULL || algorithm == NULL)
         return HINT_ERR_ARG;
-    int id = find_op(op);
+    int id = coll_op_by_name(op);
     if (id < 0)
         return HINT_ERR_ARG;
     *algorithm = last_ran[id];

@@ -72,14 +72,6 @@ bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
     return *alg >= 0;
 }
 
-static int alg_index(int op, const char *name)
-{
-    for (int i = 0; i < coll_tables[op].nalgs; i++)
-        if (!strcmp(coll_tables[op].algs[i].name, name))
-            return i;
-    return -1;
-}
-
 /* ---- online autotuning ---- */
 
 #define AT_REPS 3                 /* timed runs per candidate, after one warm-up */
@@ -132,7 +124,7 @@ static int candidates(const struct coll_args *a, int *out)
         return 0;
     int n = 0;
     for (size_t i = 0; i < nn && n < 8; i++) {
-        int k = alg_index(a->op_id, names[i]);
+        int k = coll_alg_by_name(a->op_id, names[i]);
         const struct coll_alg *alg = k >= 0 ? &coll_tables[a->op_id].algs[k] : NULL;
         if (alg && (alg->applicable == NULL || alg->applicable(a)))
             out[n++] = k;

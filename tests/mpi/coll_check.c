@@ -539,10 +539,10 @@ static int call_small(const char *op, hint_group g, int P)
 
 static int find_op(const char *op)
 {
-    for (int i = 0; i < COLL_NOPS; i++)
-        if (!strcmp(coll_tables[i].op, op))
-            return i;
-    RC_FAIL("unknown op %s", op);
+    int id = coll_op_by_name(op);
+    if (id < 0)
+        RC_FAIL("unknown op %s", op);
+    return id;
 }
 
 static void all_algorithms(const char *op, hint_group g)
