@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 #define REDUCE_CHUNK 8192 /* bytes combined at a time: the partial result stays in L1 */
 
@@ -29,28 +29,28 @@ static void segment(const struct coll_args *a, int i, size_t *first, size_t *n)
 void coll_heap_reduce(const struct coll_args *a, size_t off, size_t n, char *dst)
 {
     _Alignas(64) char acc[REDUCE_CHUNK];
-    int slot = a->g->shm_slot;
+    int slot = coll_group_of(a->g)->slot;
     size_t es = a->esize, per = REDUCE_CHUNK / es;
     for (size_t done = 0; done < n; done += per) {
         size_t k = n - done < per ? n - done : per, at = off + done * es;
-        memcpy(acc, (char *)heap_at(shm_coll_member(rt.shm, slot, a->size - 1)->soff) + at, k * es);
+        memcpy(acc, (char *)heap_at(coll_shm_member(slot, a->size - 1)->soff) + at, k * es);
         for (int p = a->size - 2; p >= 0; p--)
-            op_reduce(a->op, a->basic, (char *)heap_at(shm_coll_member(rt.shm, slot, p)->soff) + at, acc, k);
+            op_reduce(a->op, a->basic, (char *)heap_at(coll_shm_member(slot, p)->soff) + at, acc, k);
         memcpy(dst + done * es, acc, k * es);
     }
 }
 
 int allreduce_heap(struct coll_args *a)
 {
-    int slot = a->g->shm_slot, P = a->size;
-    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
+    int slot = coll_group_of(a->g)->slot, P = a->size;
+    struct coll_shm_member *me = coll_shm_member(slot, a->rank);
     me->soff = heap_span(a->sbuf, a->block);
     me->roff = heap_span(a->rbuf, a->block);
     int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < P; p++) {
-        struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
+        struct coll_shm_member *m = coll_shm_member(slot, p);
         if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
             return coll_heap_fallback(a, "recursive_doubling", allreduce_recursive_doubling);
     }
@@ -64,7 +64,7 @@ int allreduce_heap(struct coll_args *a)
         segment(a, p, &first, &n);
         if (p != a->rank && n)
             memcpy(a->rbuf + first * a->esize,
-                   (char *)heap_at(shm_coll_member(rt.shm, slot, p)->roff) + first * a->esize, n * a->esize);
+                   (char *)heap_at(coll_shm_member(slot, p)->roff) + first * a->esize, n * a->esize);
     }
     return barrier_shm(a);
 }

@@ -16,13 +16,13 @@
 #include <stdlib.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "collectives/copy.h"
 #include "collectives/order/order.h"
 #include "datatype/datatype.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
-#include "transport/shm/shm.h"
 
 /* What the order algorithms keep on a group: tuples per order, thresholds per block size. */
 #define THRESH_SLOTS 16
@@ -54,15 +54,15 @@ static void cache_free(void *p)
 
 static struct order_cache *cache_of(hint_group g)
 {
-    if (g->cache[GRP_CACHE_COLL] == NULL) {
+    struct coll_owned *o = &coll_group_of(g)->order;
+    if (o->p == NULL) {
         struct order_cache *c = calloc(1, sizeof *c);
         if (c == NULL)
             return NULL;
         c->mode = copy_mode_from_env();
-        g->cache[GRP_CACHE_COLL] = c;
-        g->cache_free[GRP_CACHE_COLL] = cache_free;
+        *o = (struct coll_owned){c, cache_free};
     }
-    return g->cache[GRP_CACHE_COLL];
+    return o->p;
 }
 
 /* This rank's tuples for the order, computed on first use and kept on the group. */
@@ -107,7 +107,7 @@ static const struct order_tuple *numa_tuples(hint_group g, int slot)
     struct order_tuple *list = malloc((size_t)P * sizeof *list);
     if (sock && list) {
         for (int p = 0; p < P; p++)
-            sock[p] = shm_coll_member(rt.shm, slot, p)->socket;
+            sock[p] = coll_shm_member(slot, p)->socket;
         if (order_numa_tuples(P, sock, g->rank, list) == HINT_SUCCESS) {
             free(sock);
             c->numa = list;
@@ -164,9 +164,9 @@ static size_t v_extent(const size_t *counts, const size_t *displs, int P)
    touched byte; UINT64_MAX when any of it, or its type's piece list, is off the heap (or the
    type has too many pieces to list), which sends every rank to the fallback. */
 static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_t nblocks, size_t block,
-                             struct shm_coll_layout *out)
+                             struct coll_shm_layout *out)
 {
-    *out = (struct shm_coll_layout){0};
+    *out = (struct coll_shm_layout){0};
     if (l->type == NULL)
         return heap_span(buf, block * nblocks);
     size_t n;
@@ -177,15 +177,15 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
     uint64_t at = heap_span(iov, n * sizeof *iov);
     if (at == UINT64_MAX)
         return UINT64_MAX;
-    *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
+    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
     return heap_span(buf + lo, (size_t)(hi - lo));
 }
 
 /* The same for a v side: nb blocks of counts[p] data bytes at byte offsets displs[p]. */
 static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int nb, const size_t *counts,
-                              const size_t *displs, struct shm_coll_layout *out)
+                              const size_t *displs, struct coll_shm_layout *out)
 {
-    *out = (struct shm_coll_layout){0};
+    *out = (struct coll_shm_layout){0};
     if (l->type == NULL)
         return heap_span(buf, v_extent(counts, displs, nb));
     size_t n, es = dt_size(l->type);
@@ -204,17 +204,17 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     }
     if (lo == PTRDIFF_MAX)
         return 0; /* nothing of this side is touched */
-    *out = (struct shm_coll_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
+    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
     return heap_span(buf + lo, (size_t)(hi - lo));
 }
 
 /* Bytes from a published side's buffer address to its block i (not for the v variants). */
-static ptrdiff_t block_at(const struct shm_coll_layout *l, size_t block, int i)
+static ptrdiff_t block_at(const struct coll_shm_layout *l, size_t block, int i)
 {
     return i * (l->niov ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block);
 }
 
-static struct dt_flat side_flat(const struct shm_coll_layout *l)
+static struct dt_flat side_flat(const struct coll_shm_layout *l)
 {
     return (struct dt_flat){.iov = l->niov ? heap_at(l->iov_off) : NULL, .niov = l->niov, .extent = l->extent};
 }
@@ -223,11 +223,11 @@ static struct dt_flat side_flat(const struct shm_coll_layout *l)
 enum shape { ALLTOALL, ALLTOALLV, ALLGATHER, ALLGATHERV };
 
 /* Publish this rank's buffers (and for the v variants its counts and displacements). */
-static void publish(struct coll_args *a, enum shape sh, struct shm_coll_member *me)
+static void publish(struct coll_args *a, enum shape sh, struct coll_shm_member *me)
 {
     int P = a->size;
     size_t b = a->block;
-    me->sl = me->rl = (struct shm_coll_layout){0};
+    me->sl = me->rl = (struct coll_shm_layout){0};
     switch (sh) {
     case ALLTOALL:
         me->soff = publish_side(a->sbuf, &a->sl, (size_t)P, b, &me->sl);
@@ -271,7 +271,7 @@ static int fallback(struct coll_args *a, enum shape sh)
 /* n bytes from member s's send side, soff bytes from its buffer address, to member d's receive
    side at roff: the hybrid copy between contiguous sides, else piece against piece of the two
    published layouts. */
-static void copy_block(const struct shm_coll_member *ms, const struct shm_coll_member *md, ptrdiff_t soff,
+static void copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, ptrdiff_t soff,
                        ptrdiff_t roff, size_t n, size_t T)
 {
     char *src = (char *)heap_at(ms->soff) - ms->sl.lo + soff, *dst = (char *)heap_at(md->roff) - md->rl.lo + roff;
@@ -304,9 +304,9 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     struct order_cache *c = cache_of(a->g);
     if ((kind >= 0 && tl == NULL) || c == NULL)
         return HINT_ERR_NOMEM;
-    int P = a->size, slot = a->g->shm_slot;
+    int P = a->size, slot = coll_group_of(a->g)->slot;
     size_t b = a->block;
-    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank);
+    struct coll_shm_member *me = coll_shm_member(slot, a->rank);
     publish(a, sh, me);
     if (kind < 0 && c->numa == NULL)
         me->socket = my_socket(a);
@@ -316,7 +316,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     if (kind < 0 && (tl = numa_tuples(a->g, slot)) == NULL)
         return HINT_ERR_NOMEM; /* every rank has the same inputs: all fail alike */
     for (int p = 0; p < P; p++) {
-        struct shm_coll_member *m = shm_coll_member(rt.shm, slot, p);
+        struct coll_shm_member *m = coll_shm_member(slot, p);
         if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
             return fallback(a, sh); /* every rank sees the same offsets: all fall back */
     }
@@ -327,7 +327,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     bool mismatch = false;
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
-        struct shm_coll_member *ms = shm_coll_member(rt.shm, slot, s), *md = shm_coll_member(rt.shm, slot, d);
+        struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
         size_t n = b;
         ptrdiff_t soff = 0, roff = block_at(&md->rl, b, s);
         switch (sh) {
@@ -344,7 +344,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
             copy_block(ms, md, soff, roff, n, T);
     }
     if (mismatch)
-        atomic_store(&shm_coll_slot(rt.shm, slot)->mismatch, (uint64_t)a->tag);
+        atomic_store(&coll_shm_slot(slot)->mismatch, (uint64_t)a->tag);
     copy_fence();
     if (coll_has_layout(a))
         coll_count_direct();
@@ -353,7 +353,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     if ((st = barrier_shm(a)) != HINT_SUCCESS)
         return st;
     /* no rank publishes again before every rank has passed this barrier: the word is this call's */
-    if (atomic_load(&shm_coll_slot(rt.shm, slot)->mismatch) != (uint64_t)a->tag)
+    if (atomic_load(&coll_shm_slot(slot)->mismatch) != (uint64_t)a->tag)
         return HINT_SUCCESS;
     return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
 }

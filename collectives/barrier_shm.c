@@ -6,16 +6,17 @@
  * ~2 cache-line transfers per rank instead of log2(P) message round trips.
  */
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 bool coll_shm_ok(const struct coll_args *a)
 {
     if (a->g == NULL) /* hint_info asking about a single-node group in general */
         return true;
-    return a->g->shm_slot >= 0;
+    return coll_group_of(a->g)->slot >= 0;
 }
 
 bool coll_heap_ok(const struct coll_args *a)
@@ -25,7 +26,7 @@ bool coll_heap_ok(const struct coll_args *a)
 }
 
 struct release_wait {
-    struct shm_coll_slot *slot;
+    struct coll_shm_slot *slot;
     uint64_t epoch;
 };
 
@@ -40,13 +41,14 @@ void coll_ring_members(hint_group g)
 {
     for (int i = 0; i < g->size; i++)
         if (i != g->rank)
-            shm_wake(rt.shm, g->world[i]);
+            rt_wake(g->world[i]);
 }
 
 int barrier_shm(struct coll_args *a)
 {
-    struct shm_coll_slot *slot = shm_coll_slot(rt.shm, a->g->shm_slot);
-    uint64_t e = ++a->g->bar_epoch;
+    struct coll_group *cg = coll_group_of(a->g);
+    struct coll_shm_slot *slot = coll_shm_slot(cg->slot);
+    uint64_t e = ++cg->bar_epoch;
     uint64_t v = atomic_fetch_add_explicit(&slot->arrive, 1, memory_order_acq_rel) + 1;
     if (v == e * (uint64_t)a->size) {
         atomic_store_explicit(&slot->release, e, memory_order_release);

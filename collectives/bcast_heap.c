@@ -12,10 +12,10 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "datatype/datatype.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 
 /* The root's buffer as a heap offset; UINT64_MAX (derived, or off the heap) sends everyone to
@@ -37,8 +37,8 @@ static void copy_in(const struct coll_args *a, const char *src)
 
 int bcast_heap(struct coll_args *a)
 {
-    int slot = a->g->shm_slot;
-    struct shm_coll_member *root = shm_coll_member(rt.shm, slot, a->root);
+    int slot = coll_group_of(a->g)->slot;
+    struct coll_shm_member *root = coll_shm_member(slot, a->root);
     if (a->rank == a->root)
         root->soff = root_offset(a);
     int st = coll_heap_meet(a);

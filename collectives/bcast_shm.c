@@ -9,10 +9,11 @@
  * every other rank unpacks it straight into its own (the range calls resume at any byte).
  */
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "datatype/datatype.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 struct counter_wait {
     _Atomic uint64_t *word;
@@ -54,35 +55,36 @@ static void chunk_in(const struct coll_args *a, size_t off, size_t n, const void
 /* Root: whether chunk c may go into its cell, i.e. every reader has read chunk c - CELLS.
    Asking the cell of the newest chunk first frees up to CELLS chunks at once, so a root whose
    readers keep up reads a control line written by them once per CELLS chunks, not every call. */
-static void wait_cell_free(struct shm_coll_slot *slot, hint_group g, uint64_t c, uint64_t readers)
+static void wait_cell_free(struct coll_shm_slot *slot, struct coll_group *g, uint64_t c, uint64_t readers)
 {
     if (c < g->bc_free)
         return;
     if (c > 0) {
         uint64_t last = c - 1;
-        if (atomic_load_explicit(&slot->bc[last % SHM_BCAST_CELLS].done, memory_order_acquire) >=
-            (last / SHM_BCAST_CELLS + 1) * readers) {
-            g->bc_free = last + SHM_BCAST_CELLS + 1; /* chunk `last` read: all before it too */
+        if (atomic_load_explicit(&slot->bc[last % COLL_BCAST_CELLS].done, memory_order_acquire) >=
+            (last / COLL_BCAST_CELLS + 1) * readers) {
+            g->bc_free = last + COLL_BCAST_CELLS + 1; /* chunk `last` read: all before it too */
             return;
         }
     }
-    wait_counter(&slot->bc[c % SHM_BCAST_CELLS].done, (c / SHM_BCAST_CELLS) * readers);
+    wait_counter(&slot->bc[c % COLL_BCAST_CELLS].done, (c / COLL_BCAST_CELLS) * readers);
     g->bc_free = c + 1;
 }
 
 int bcast_shm(struct coll_args *a)
 {
-    struct shm_coll_slot *slot = shm_coll_slot(rt.shm, a->g->shm_slot);
+    struct coll_group *cg = coll_group_of(a->g);
+    struct coll_shm_slot *slot = coll_shm_slot(cg->slot);
     uint64_t readers = (uint64_t)a->size - 1;
     int root_world = a->g->world[a->root];
-    for (size_t off = 0; off < a->block; off += SHM_COLL_CHUNK) {
-        size_t n = a->block - off < SHM_COLL_CHUNK ? a->block - off : SHM_COLL_CHUNK;
-        uint64_t c = a->g->bc_chunks++;
-        int b = (int)(c % SHM_BCAST_CELLS);
-        struct shm_bcast_ctl *ctl = &slot->bc[b];
-        char *cell = n <= SHM_BCAST_INLINE ? ctl->inline_data : slot->data[b];
+    for (size_t off = 0; off < a->block; off += COLL_BCAST_CHUNK) {
+        size_t n = a->block - off < COLL_BCAST_CHUNK ? a->block - off : COLL_BCAST_CHUNK;
+        uint64_t c = cg->bc_chunks++;
+        int b = (int)(c % COLL_BCAST_CELLS);
+        struct coll_bcast_ctl *ctl = &slot->bc[b];
+        char *cell = n <= COLL_BCAST_INLINE ? ctl->inline_data : slot->data[b];
         if (a->rank == a->root) {
-            wait_cell_free(slot, a->g, c, readers);
+            wait_cell_free(slot, cg, c, readers);
             chunk_out(a, off, n, cell);
             atomic_store_explicit(&ctl->seq, c + 1, memory_order_release);
             coll_ring_members(a->g);
@@ -90,7 +92,7 @@ int bcast_shm(struct coll_args *a)
             wait_counter(&ctl->seq, c + 1);
             chunk_in(a, off, n, cell);
             atomic_fetch_add_explicit(&ctl->done, 1, memory_order_acq_rel);
-            shm_wake(rt.shm, root_world);
+            rt_wake(root_world);
         }
     }
     if (coll_has_layout(a))

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "collectives/op.h"
@@ -91,6 +92,31 @@ struct coll_table {
 };
 
 extern const struct coll_table coll_tables[COLL_NOPS];
+
+/* What the collectives keep on each group (a part of it, runtime/group.h), made when the group
+   is and freed with it by collectives/group_state.c. */
+struct coll_owned {
+    void *p;               /* built on first use; NULL until then */
+    void (*free)(void *p);
+};
+struct coll_group {
+    int slot;              /* the group's slot of the collectives' node area (coll_shm.h), -1: none
+                              (one rank, no node area, or every slot taken) */
+    uint64_t bar_epoch;    /* shm barrier: barriers done */
+    uint64_t bc_chunks;    /* shm bcast: chunks moved */
+    uint64_t bc_free;      /* shm bcast: chunks below this number may be written (all earlier
+                              uses of their cells were read) */
+    struct coll_owned order; /* alltoall_order.c: copy-order tuples, NUMA layout, copy thresholds */
+    struct coll_owned stage; /* staging.c: this rank's staging areas */
+    struct coll_owned tune;  /* tune.c: online autotuning's measurements */
+};
+extern int coll_group_key; /* the part's key in hint_group_s.part */
+static inline struct coll_group *coll_group_of(hint_group g) { return (struct coll_group *)g->part[coll_group_key]; }
+/* Give g, a group made by hand (unit tests), the state cg. */
+void coll_group_attach(hint_group g, struct coll_group *cg);
+/* The collectives component (lib/components.c): registers the part and the node area. */
+int coll_setup(void);
+void coll_fini(void);
 
 /* Pick and run an algorithm for a (selection: forced > defaults), recording its name. */
 int coll_run(struct coll_args *a);

@@ -8,14 +8,14 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 
 static int rooted_copy(struct coll_args *a, bool gather)
 {
-    struct shm_coll_member *root = shm_coll_member(rt.shm, a->g->shm_slot, a->root);
+    struct coll_shm_member *root = coll_shm_member(coll_group_of(a->g)->slot, a->root);
     size_t all = a->block * (size_t)a->size;
     if (a->rank == a->root)
         root->roff = heap_span(gather ? a->rbuf : a->sbuf, all);

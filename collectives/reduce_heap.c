@@ -8,15 +8,15 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 
 int reduce_heap(struct coll_args *a)
 {
-    int slot = a->g->shm_slot, P = a->size;
-    struct shm_coll_member *me = shm_coll_member(rt.shm, slot, a->rank), *root = shm_coll_member(rt.shm, slot, a->root);
+    int slot = coll_group_of(a->g)->slot, P = a->size;
+    struct coll_shm_member *me = coll_shm_member(slot, a->rank), *root = coll_shm_member(slot, a->root);
     me->soff = heap_span(a->sbuf, a->block);
     me->roff = a->rank == a->root ? heap_span(a->rbuf, a->block) : 0;
     int st = coll_heap_meet(a);
@@ -24,7 +24,7 @@ int reduce_heap(struct coll_args *a)
         return st;
     bool on_heap = root->roff != UINT64_MAX;
     for (int p = 0; p < P; p++)
-        on_heap = on_heap && shm_coll_member(rt.shm, slot, p)->soff != UINT64_MAX;
+        on_heap = on_heap && coll_shm_member(slot, p)->soff != UINT64_MAX;
     if (!on_heap)
         return coll_heap_fallback(a, "binomial", reduce_binomial);
     size_t q = a->count / (size_t)P, r = a->count % (size_t)P, k = (size_t)a->rank;

@@ -7,20 +7,20 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 
 int reduce_scatter_block_heap(struct coll_args *a)
 {
-    int slot = a->g->shm_slot;
-    shm_coll_member(rt.shm, slot, a->rank)->soff = heap_span(a->sbuf, a->block * (size_t)a->size);
+    int slot = coll_group_of(a->g)->slot;
+    coll_shm_member(slot, a->rank)->soff = heap_span(a->sbuf, a->block * (size_t)a->size);
     int st = coll_heap_meet(a);
     if (st != HINT_SUCCESS)
         return st;
     for (int p = 0; p < a->size; p++)
-        if (shm_coll_member(rt.shm, slot, p)->soff == UINT64_MAX)
+        if (coll_shm_member(slot, p)->soff == UINT64_MAX)
             return coll_heap_fallback(a, "ring", reduce_scatter_block_ring);
     coll_heap_reduce(a, (size_t)a->rank * a->block, a->count, a->rbuf);
     return barrier_shm(a);

@@ -17,10 +17,10 @@
 #include <stdint.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 /* Areas per rank: call e uses area e % STAGE_AREAS, so a rank whose call does not wait for the
    others (the non-roots of reduce and gather, the root of scatter) can run that many calls ahead. */
@@ -41,7 +41,7 @@ static struct staging *retired;
    reads the area any more. */
 static bool staging_unread(const struct staging *s)
 {
-    const struct shm_coll_slot *sl = shm_coll_slot(rt.shm, s->slot);
+    const struct coll_shm_slot *sl = coll_shm_slot(s->slot);
     return atomic_load(&sl->used) == 0 || atomic_load(&sl->generation) != s->generation;
 }
 
@@ -81,7 +81,7 @@ void coll_staging_release_all(void)
 }
 
 /* An area: one line with the call's signature, then P blocks. */
-static size_t half_bytes(const struct coll_args *a) { return SHM_CACHE_LINE + (size_t)a->size * SHM_STAGE_BLOCK; }
+static size_t half_bytes(const struct coll_args *a) { return COLL_CACHE_LINE + (size_t)a->size * SHM_STAGE_BLOCK; }
 
 static char *area_of(const struct staging *s, uint64_t epoch, size_t bytes) { return s->area + (epoch % STAGE_AREAS) * bytes; }
 
@@ -90,7 +90,8 @@ static char *area_of(const struct staging *s, uint64_t epoch, size_t bytes) { re
 static struct staging *staging_of(struct coll_args *a)
 {
     hint_group g = a->g;
-    if (g->cache[GRP_CACHE_STAGE] == NULL) {
+    struct coll_owned *o = &coll_group_of(g)->stage;
+    if (o->p == NULL) {
         staging_reclaim();
         struct staging *s = calloc(1, sizeof *s);
         if (s == NULL)
@@ -100,13 +101,12 @@ static struct staging *staging_of(struct coll_args *a)
             free(s);
             return NULL;
         }
-        s->slot = g->shm_slot;
-        s->generation = atomic_load(&shm_coll_slot(rt.shm, g->shm_slot)->generation);
-        g->cache[GRP_CACHE_STAGE] = s;
-        g->cache_free[GRP_CACHE_STAGE] = staging_retire;
-        shm_coll_member(rt.shm, g->shm_slot, g->rank)->stage_off = heap_offset(s->area);
+        s->slot = coll_group_of(g)->slot;
+        s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
+        *o = (struct coll_owned){s, staging_retire};
+        coll_shm_member(coll_group_of(g)->slot, g->rank)->stage_off = heap_offset(s->area);
     }
-    return g->cache[GRP_CACHE_STAGE];
+    return o->p;
 }
 
 
@@ -119,14 +119,14 @@ static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
     for (int p = w->first; p < w->last; p++)
-        if (atomic_load_explicit(&shm_coll_member(rt.shm, w->slot, p)->flag, memory_order_acquire) < w->epoch)
+        if (atomic_load_explicit(&coll_shm_member(w->slot, p)->flag, memory_order_acquire) < w->epoch)
             return false;
     return true;
 }
 
 static void wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
-    struct flags_wait w = {a->g->shm_slot, first, last, epoch};
+    struct flags_wait w = {coll_group_of(a->g)->slot, first, last, epoch};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
 }
@@ -147,7 +147,7 @@ char *coll_stage_begin(struct coll_args *a)
     }
     char *area = area_of(s, e, half_bytes(a));
     *(uint64_t *)area = coll_signature(a); /* published with the flag */
-    return area + SHM_CACHE_LINE;
+    return area + COLL_CACHE_LINE;
 }
 
 /* Members first .. last - 1 staged this call with the signature this rank's call has. */
@@ -155,28 +155,28 @@ static int same_calls(const struct coll_args *a, const struct staging *s, int fi
 {
     uint64_t mine = *(const uint64_t *)area_of(s, s->epoch, half_bytes(a));
     for (int p = first; p < last; p++)
-        if (*(const uint64_t *)(coll_stage_half(a, p) - SHM_CACHE_LINE) != mine)
+        if (*(const uint64_t *)(coll_stage_half(a, p) - COLL_CACHE_LINE) != mine)
             return coll_mismatch(a, "a member staged a call with another root, size or op");
     return HINT_SUCCESS;
 }
 
 void coll_stage_post(struct coll_args *a)
 {
-    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
-    atomic_store_explicit(&shm_coll_member(rt.shm, a->g->shm_slot, a->rank)->flag, s->epoch, memory_order_release);
+    struct staging *s = coll_group_of(a->g)->stage.p;
+    atomic_store_explicit(&coll_shm_member(coll_group_of(a->g)->slot, a->rank)->flag, s->epoch, memory_order_release);
     coll_ring_members(a->g);
 }
 
 int coll_stage_wait(struct coll_args *a, int p)
 {
-    const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    const struct staging *s = coll_group_of(a->g)->stage.p;
     wait_flags(a, p, p + 1, s->epoch);
     return same_calls(a, s, p, p + 1);
 }
 
 int coll_stage_wait_all(struct coll_args *a)
 {
-    struct staging *s = a->g->cache[GRP_CACHE_STAGE];
+    struct staging *s = coll_group_of(a->g)->stage.p;
     wait_flags(a, 0, a->size, s->epoch);
     s->seen = s->epoch;
     return same_calls(a, s, 0, a->size);
@@ -190,7 +190,7 @@ int coll_stage_publish(struct coll_args *a)
 
 const char *coll_stage_half(const struct coll_args *a, int p)
 {
-    const struct staging *s = a->g->cache[GRP_CACHE_STAGE];
-    const char *base = heap_at(shm_coll_member(rt.shm, a->g->shm_slot, p)->stage_off);
-    return base + (s->epoch % STAGE_AREAS) * half_bytes(a) + SHM_CACHE_LINE;
+    const struct staging *s = coll_group_of(a->g)->stage.p;
+    const char *base = heap_at(coll_shm_member(coll_group_of(a->g)->slot, p)->stage_off);
+    return base + (s->epoch % STAGE_AREAS) * half_bytes(a) + COLL_CACHE_LINE;
 }

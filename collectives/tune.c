@@ -134,13 +134,12 @@ static int candidates(const struct coll_args *a, int *out)
 
 static struct at_state *state_for(struct coll_args *a)
 {
-    struct at_cache *c = a->g->cache[GRP_CACHE_TUNE];
+    struct at_cache *c = coll_group_of(a->g)->tune.p;
     if (c == NULL) {
         c = calloc(1, sizeof *c);
         if (c == NULL)
             return NULL;
-        a->g->cache[GRP_CACHE_TUNE] = c;
-        a->g->cache_free[GRP_CACHE_TUNE] = at_free;
+        coll_group_of(a->g)->tune = (struct coll_owned){c, at_free};
     }
     for (int i = 0; i < AT_SLOTS; i++) {
         struct at_state *s = &c->s[i];

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 int coll_isend(const void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r)
 {
@@ -96,16 +96,16 @@ int coll_mismatch(const struct coll_args *a, const char *what)
 
 int coll_heap_meet(struct coll_args *a)
 {
-    int slot = a->g->shm_slot;
+    int slot = coll_group_of(a->g)->slot;
     uint64_t mine = coll_signature(a);
-    shm_coll_member(rt.shm, slot, a->rank)->sig = mine;
+    coll_shm_member(slot, a->rank)->sig = mine;
     int st = barrier_shm(a);
     if (st != HINT_SUCCESS)
         return st;
-    uint64_t first = shm_coll_member(rt.shm, slot, 0)->sig;
+    uint64_t first = coll_shm_member(slot, 0)->sig;
     bool agree = true;
     for (int p = 1; p < a->size && agree; p++)
-        agree = shm_coll_member(rt.shm, slot, p)->sig == first;
+        agree = coll_shm_member(slot, p)->sig == first;
     if (agree)
         return HINT_SUCCESS;
     /* Every rank read the same signatures, so all leave here; the barrier keeps them until all

@@ -15,8 +15,22 @@
 #include "runtime/registry.h"
 #include "runtime/runtime.h"
 #include "topology/topology.h"
-#include "topology/vtopo.h"
-#include "transport/shm/shm.h"
+
+static const struct grp_part_ops *parts[GRP_NPARTS];
+static int nparts;
+
+int grp_part_register(const struct grp_part_ops *ops)
+{
+    for (int k = 0; k < nparts; k++)
+        if (parts[k] == ops)
+            return k; /* registered already (a part registered on first use) */
+    if (nparts == GRP_NPARTS) {
+        RT_ERR("group", "no room for the group part '%s' (GRP_NPARTS is %d)", ops->name, GRP_NPARTS);
+        return -1;
+    }
+    parts[nparts] = ops;
+    return nparts++;
+}
 
 /* Asks the registry, never the group: a freed group's memory is not read (runtime/registry.h). */
 int grp_check(hint_group g)
@@ -47,11 +61,22 @@ static hint_group group_new(int size, const int *world, int rank, uint32_t ctx)
     for (int i = 0; i < size; i++)
         g->from_world[world[i]] = i;
     g->magic = GRP_MAGIC;
-    g->shm_slot = -1;
     g->ctx = ctx;
     g->rank = rank;
     g->size = size;
     return g;
+}
+
+/* Every registered part's create hook, in registration order (the same on every member). */
+static int create_parts(hint_group g, bool world)
+{
+    for (int k = 0; k < nparts; k++)
+        if (parts[k]->create) {
+            int st = parts[k]->create(g, world);
+            if (st != HINT_SUCCESS)
+                return st;
+        }
+    return HINT_SUCCESS;
 }
 
 int grp_world_create(hint_group *out)
@@ -62,39 +87,12 @@ int grp_world_create(hint_group *out)
         return HINT_ERR_NOMEM;
     for (int i = 0; i < n; i++)
         ranks[i] = i;
-    *out = group_new(n, ranks, rt.boot.rank, 0);
+    hint_group g = group_new(n, ranks, rt.boot.rank, 0);
     free(ranks);
-    if (*out && rt.boot.nnodes == 1)
-        (*out)->shm_slot = 0; /* reserved for the world when the segment was laid out */
     rt.next_ctx = 2;
-    return *out ? HINT_SUCCESS : HINT_ERR_NOMEM;
-}
-
-/* Give a new group a collective slot of the node segment: its rank 0 takes one and tells the
-   others. Without one (all taken, or ranks on several nodes) the shm algorithms do not apply. */
-static int attach_slot(hint_group g)
-{
-    if (g->size == 1 || rt.boot.nnodes != 1)
-        return HINT_SUCCESS;
-    int st = HINT_SUCCESS, slot;
-    if (g->rank == 0) {
-        slot = shm_coll_slot_acquire(rt.shm, g->size);
-        for (int r = 1; r < g->size; r++)
-            CHECK_GOTO(p2p_send_bytes(&slot, sizeof slot, r, GRP_TAG_SLOT, g), out);
-    } else {
-        CHECK_GOTO(p2p_recv_bytes(&slot, sizeof slot, 0, GRP_TAG_SLOT, g), out);
-    }
-    g->shm_slot = slot;
-out:
-    return st;
-}
-
-/* A group made by this rank: finish it (collective slot) or report why not. */
-static int finish_group(hint_group g, hint_group *out)
-{
     if (g == NULL)
         return HINT_ERR_NOMEM;
-    int st = attach_slot(g);
+    int st = create_parts(g, true);
     if (st != HINT_SUCCESS) {
         grp_destroy(g);
         return st;
@@ -103,14 +101,38 @@ static int finish_group(hint_group g, hint_group *out)
     return HINT_SUCCESS;
 }
 
+/* A group made by this rank: finish it (the parts of the layers above) or report why not. */
+static int finish_group(hint_group g, hint_group *out)
+{
+    if (g == NULL)
+        return HINT_ERR_NOMEM;
+    int st = create_parts(g, false);
+    if (st != HINT_SUCCESS) {
+        grp_destroy(g);
+        return st;
+    }
+    *out = g;
+    return HINT_SUCCESS;
+}
+
+/* A dup inherits the parts whose owners copy them (a virtual topology, as MPI_Comm_dup does). */
+static int copy_parts(hint_group from, hint_group to)
+{
+    for (int k = 0; k < nparts; k++)
+        if (parts[k]->copy && from->part[k]) {
+            int st = parts[k]->copy(from, to, from->part[k]);
+            if (st != HINT_SUCCESS)
+                return st;
+        }
+    return HINT_SUCCESS;
+}
+
 void grp_destroy(hint_group g)
 {
     reg_remove(REG_GROUP, g);
-    if (g->shm_slot >= 0 && rt.shm)
-        shm_coll_slot_release(rt.shm, g->shm_slot);
-    for (int i = 0; i < GRP_CACHE_NSLOTS; i++)
-        if (g->cache[i] && g->cache_free[i])
-            g->cache_free[i](g->cache[i]);
+    for (int k = nparts - 1; k >= 0; k--)
+        if (g->part[k] && parts[k]->destroy)
+            parts[k]->destroy(g, g->part[k]);
     g->magic = 0;
     free(g->world);
     free(g->from_world);
@@ -263,8 +285,8 @@ int hint_group_dup(hint_group g, hint_group *out)
     if (out == NULL)
         return HINT_ERR_ARG;
     int st = hint_group_split(g, 0, g->rank, out);
-    if (st == HINT_SUCCESS && (st = vtopo_copy(g, *out)) != HINT_SUCCESS)
-        hint_group_free(out); /* a duplicate keeps the topology, as MPI_Comm_dup does */
+    if (st == HINT_SUCCESS && (st = copy_parts(g, *out)) != HINT_SUCCESS)
+        hint_group_free(out);
     return st;
 }
 

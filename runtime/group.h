@@ -1,10 +1,11 @@
 /*
  * runtime/group.h — process groups: the ranks of a group as world ranks, the context id that
- * keeps its messages apart from every other group's, and what collectives cache on it.
+ * keeps its messages apart from every other group's, and the parts layers above keep on it.
  */
 #ifndef HINT_RUNTIME_GROUP_H
 #define HINT_RUNTIME_GROUP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hint.h"
@@ -19,14 +20,20 @@
 #define GRP_TAG_CHECK (HINT_TAG_UB + 5) /* HINT_COLL_CHECK's signature exchange */
 #define GRP_TAG_COLL (HINT_TAG_UB + 16) /* collectives use tags from here up */
 
-/* Slots for what the collectives and topology layers build once per group and reuse. */
-enum grp_cache_slot {
-    GRP_CACHE_COLL = 0,
-    GRP_CACHE_TOPO = 1,
-    GRP_CACHE_TUNE = 2,
-    GRP_CACHE_STAGE = 3,
-    GRP_CACHE_VTOPO = 4, /* cartesian or graph topology (topology/vtopo.c) */
-    GRP_CACHE_NSLOTS = 5
+/* Parts: what a layer above the runtime keeps on a group (the collectives' state, a virtual
+   topology), as Open MPI's coll modules or UCC's tl teams hang off a communicator. A layer
+   registers its part once; group creation calls `create` on every new group (collective over the
+   group: all members call it in the same order), hint_group_dup calls `copy` and destruction
+   calls `destroy`. The runtime never looks inside a part. */
+#define GRP_NPARTS 4
+struct grp_part_ops {
+    const char *name;
+    /* Build the part of new group g (world: the world group); sets g->part[key] or leaves it
+       NULL. NULL hook: the part is made later by its owner (grp_part_set). */
+    int (*create)(hint_group g, bool world);
+    /* Give `to` (a dup of `from`) its copy of part p. NULL: a dup does not inherit it. */
+    int (*copy)(hint_group from, hint_group to, void *p);
+    void (*destroy)(hint_group g, void *p);
 };
 
 struct hint_group_s {
@@ -35,15 +42,14 @@ struct hint_group_s {
     int rank, size;
     int *world;            /* world rank of each group rank */
     int *from_world;       /* group rank of each world rank, -1 when not a member */
-    int shm_slot;          /* collective slot in the node segment, -1 when none */
     uint32_t coll_seq;     /* collective calls made on this group (gives each its tag) */
-    uint64_t bar_epoch;    /* shm barrier: barriers done */
-    uint64_t bc_chunks;    /* shm bcast: chunks moved */
-    uint64_t bc_free;      /* shm bcast: chunks below this number may be written (all earlier
-                              uses of their cells were read) */
-    void *cache[GRP_CACHE_NSLOTS];
-    void (*cache_free[GRP_CACHE_NSLOTS])(void *);
+    void *part[GRP_NPARTS]; /* by key from grp_part_register; NULL: none */
 };
+
+/* Register a part: its key (an index of part[]), or -1 after a message when all are taken. */
+int grp_part_register(const struct grp_part_ops *ops);
+static inline void *grp_part(hint_group g, int key) { return g->part[key]; }
+static inline void grp_part_set(hint_group g, int key, void *p) { g->part[key] = p; }
 
 /* HINT_SUCCESS when g is a live group. */
 int grp_check(hint_group g);

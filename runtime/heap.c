@@ -41,7 +41,7 @@
 
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 struct heap_state heap;
 static mi_arena_id_t arena;
@@ -335,6 +335,25 @@ static void stop_keeper(void)
     reserve.keeper_ok = false;
 }
 
+/* The heap's handshake, in a node area (runtime/transport.h) of the node's shared memory. */
+struct heap_node_words {
+    uint64_t part;              /* bytes per rank, set by local rank 0 (0: none) */
+    _Atomic uint32_t attached;  /* ranks that have mapped the heap; the last unlinks it */
+};
+static int words_area = -1;
+
+static size_t words_bytes(int nlocal)
+{
+    (void)nlocal;
+    return sizeof(struct heap_node_words);
+}
+
+int heap_setup(void)
+{
+    words_area = rt_node_area_add("heap", words_bytes);
+    return words_area < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
+}
+
 int heap_init(void)
 {
     const char *mode = rt_cfg_str("HINT_HEAP");
@@ -342,6 +361,9 @@ int heap_init(void)
         return HINT_SUCCESS;
     if (strcmp(mode, "shared") != 0)
         RT_ERR("heap", "HINT_HEAP=%s is neither shared nor private; using shared", mode);
+    struct heap_node_words *words = rt_node_area(words_area);
+    if (words == NULL)
+        return HINT_SUCCESS; /* no node memory to share: every buffer is private */
     int st = HINT_SUCCESS;
     heap.nlocal = rt.boot.local_size;
     heap.me = rt.boot.local_rank;
@@ -353,13 +375,13 @@ int heap_init(void)
         heap.size = heap.part * (size_t)heap.nlocal;
         if (create_st == HINT_SUCCESS)
             create_st = create_object();
-        rt.shm->hdr->heap_part = create_st == HINT_SUCCESS ? heap.part : 0;
+        words->part = create_st == HINT_SUCCESS ? heap.part : 0;
     }
     if (!rt.boot.singleton)
         CHECK_GOTO(boot_fence(), out);
     CHECK_GOTO(create_st, out);
     if (heap.me != 0) {
-        heap.part = rt.shm->hdr->heap_part;
+        heap.part = words->part;
         heap.size = heap.part * (size_t)heap.nlocal;
         if (heap.part == 0) {
             st = HINT_ERR_NOMEM; /* rank 0 said why */
@@ -368,7 +390,7 @@ int heap_init(void)
         CHECK_GOTO(attach_object(), out);
     }
     heap.mapped = true;
-    if (atomic_fetch_add(&rt.shm->hdr->heap_attached, 1) + 1 == (uint32_t)heap.nlocal)
+    if (atomic_fetch_add(&words->attached, 1) + 1 == (uint32_t)heap.nlocal)
         shm_unlink(heap.name);
     CHECK_GOTO(start_arena(), out);
     CHECK_GOTO(plug_all_blocks(), out);

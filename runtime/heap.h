@@ -28,8 +28,11 @@ struct heap_state {
 
 extern struct heap_state heap;
 
-/* Create/attach the node's heap (collective over the node; after the node segment). With
-   HINT_HEAP=private it does nothing and malloc stays glibc's. */
+/* Ask for the node area of the heap's handshake (hint_init, before the transports start). */
+int heap_setup(void);
+/* Create/attach the node's heap (collective over the node; after the transports, whose node
+   area holds the handshake). With HINT_HEAP=private, or no transport mapping node memory, it
+   does nothing and malloc stays glibc's. */
 int heap_init(void);
 /* Stop serving new allocations from the heap (finalize); existing buffers stay valid. */
 void heap_stop(void);

@@ -5,28 +5,41 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectives/coll.h"
 #include "runtime/boot_proto.h"
 #include "runtime/group.h"
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
-#include "topology/topology.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 struct rt_state rt;
 
-static int start_transports(void)
+/* The components' setup (node areas, group parts), then the transports, then the heap, whose
+   handshake lives in a node area. */
+static int start_parts(void)
 {
-    int st = shm_node_open(&rt.shm);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st = HINT_SUCCESS;
+    CHECK_GOTO(heap_setup(), out);
+    for (int i = 0; hint_components[i]; i++)
+        if (hint_components[i]->setup)
+            CHECK_GOTO(hint_components[i]->setup(), out);
+    CHECK_GOTO(rt_transports_start(), out);
     /* the heap's set-up is collective over the node: every rank enters it */
-    st = heap_check_glibc() == HINT_SUCCESS ? heap_init() : HINT_SUCCESS;
-    if (st != HINT_SUCCESS)
-        return st;
-    return shm_p2p_init(rt.shm);
+    if (heap_check_glibc() == HINT_SUCCESS)
+        CHECK_GOTO(heap_init(), out);
+out:
+    return st;
+}
+
+static void stop_components(void)
+{
+    int n = 0;
+    while (hint_components[n])
+        n++;
+    for (int i = n - 1; i >= 0; i--)
+        if (hint_components[i]->fini)
+            hint_components[i]->fini();
 }
 
 int hint_init(int *argc, char ***argv)
@@ -46,15 +59,13 @@ int hint_init(int *argc, char ***argv)
         st = HINT_ERR_UNSUPPORTED;
         goto fail;
     }
-    CHECK_GOTO(start_transports(), fail);
+    CHECK_GOTO(start_parts(), fail);
     CHECK_GOTO(grp_world_create(&rt.world), fail);
     rt_wait_init();
     rt.state = RT_RUNNING;
     return HINT_SUCCESS;
 fail:
-    shm_p2p_fini();
-    shm_node_close(rt.shm);
-    rt.shm = NULL;
+    rt_transports_stop();
     boot_fini();
     return st;
 }
@@ -63,21 +74,17 @@ int hint_finalize(void)
 {
     RT_CHECK_INIT();
     trace.phase = "hint_finalize";
-    if (shm_pending() > 0)
-        RT_ERR("finalize", "%d point-to-point requests were never completed; their data is lost",
-               shm_pending());
+    int pending = rt_pending();
+    if (pending > 0)
+        RT_ERR("finalize", "%d point-to-point requests were never completed; their data is lost", pending);
     /* Finalize is collective: no rank leaves while a peer may still read its messages. */
     int st = rt.boot.singleton ? HINT_SUCCESS : boot_fence();
     grp_destroy(rt.world);
     rt.world = HINT_GROUP_NULL;
-    coll_stats_report();
-    coll_staging_release_all(); /* after the fence: no peer reads them any more */
-    shm_p2p_fini();
-    shm_node_close(rt.shm);
-    rt.shm = NULL;
+    stop_components(); /* after the fence: no peer reads their shared state any more */
+    rt_transports_stop();
     rq_pool_fini();
     heap_stop(); /* buffers on the heap stay valid; new ones come from glibc */
-    topo_release();
     boot_fini();
     rt.state = RT_FINALIZED;
     return st;

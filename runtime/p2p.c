@@ -12,7 +12,7 @@
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 static int check_buffer(const void *buf, size_t count, hint_type t, size_t *bytes)
 {
@@ -72,7 +72,7 @@ int p2p_isend(const void *buf, size_t count, hint_type t, int dest, int tag, hin
     }
     r->peer = g->world[dest];
     r->status.source = dest;
-    shm_isend(r);
+    rt_transport_of(r->peer)->isend(r);
     return HINT_SUCCESS;
 }
 
@@ -88,7 +88,7 @@ int p2p_irecv(void *buf, size_t count, hint_type t, int source, int tag, hint_gr
         return HINT_SUCCESS;
     }
     r->peer = source == HINT_ANY_SOURCE ? -1 : g->world[source];
-    shm_irecv(r);
+    rt_match_post(r);
     return HINT_SUCCESS;
 }
 

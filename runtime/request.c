@@ -9,7 +9,6 @@
 #include "runtime/registry.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
 
 /* Freed requests are kept for reuse; the pool only grows to the most requests ever in flight.
    Every request ever allocated stays in the registry until the pool is freed at finalize, so a
@@ -78,5 +77,3 @@ void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len
     size_t done = 0;
     dt_unpack_range_rep(src, len, off, r->buf, r->count, r->type, &done, DT_REP_AUTO);
 }
-
-void rt_progress(void) { shm_progress(); }

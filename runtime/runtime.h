@@ -13,12 +13,9 @@
 #include "hint.h"
 #include "runtime/boot.h"
 
-struct shm_node; /* transport/shm: the mapped node segment */
-
 struct rt_state {
     int state;                  /* RT_NOT_STARTED, RT_RUNNING, RT_FINALIZED */
     struct boot_info boot;
-    struct shm_node *shm;       /* this node's segment */
     hint_group world;
     uint32_t next_ctx;          /* lowest context id this rank has not used yet (always even) */
 };

@@ -16,7 +16,7 @@
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
 
 static long spin_ns, yield_ns;
 
@@ -68,9 +68,10 @@ void rt_wait_until(bool (*done)(void *), void *arg)
     }
     long start = now_ns();
     bool reported = false;
+    const struct rt_transport *sleeper = rt_sleeper();
     trace.start_ns = start;
     for (;;) {
-        uint32_t seen = atomic_load_explicit(&shm_ctl(rt.shm, rt.shm->me)->bell, memory_order_acquire);
+        uint32_t seen = sleeper->wait_seq();
         rt_progress();
         if (done(arg))
             break;
@@ -87,7 +88,7 @@ void rt_wait_until(bool (*done)(void *), void *arg)
         } else {
             /* The timeout only bounds the cost of a missed wake-up; none is expected. With
                HINT_HANG_TIMEOUT it also bounds how late the report comes. */
-            shm_sleep(rt.shm, seen, sleep_ns(waited), done, arg);
+            sleeper->sleep(seen, sleep_ns(waited), done, arg);
         }
     }
     wait_end();

@@ -37,16 +37,30 @@ static void vtopo_free(void *p)
     free(t);
 }
 
-static struct vtopo *vtopo_of(hint_group g)
+static void vtopo_destroy(hint_group g, void *p)
 {
-    return grp_check(g) == HINT_SUCCESS ? g->cache[GRP_CACHE_VTOPO] : NULL;
+    (void)g;
+    vtopo_free(p);
 }
 
-static void attach(hint_group g, struct vtopo *t)
+static int vtopo_copy(hint_group from, hint_group to, void *p);
+
+/* The topology is a part of its group (runtime/group.h): freed with it, inherited by a dup. */
+static const struct grp_part_ops vtopo_part = {"virtual topology", NULL, vtopo_copy, vtopo_destroy};
+static int vtopo_key = -1;
+
+int vtopo_setup(void)
 {
-    g->cache[GRP_CACHE_VTOPO] = t;
-    g->cache_free[GRP_CACHE_VTOPO] = vtopo_free;
+    vtopo_key = grp_part_register(&vtopo_part);
+    return vtopo_key < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
 }
+
+static struct vtopo *vtopo_of(hint_group g)
+{
+    return grp_check(g) == HINT_SUCCESS ? grp_part(g, vtopo_key) : NULL;
+}
+
+static void attach(hint_group g, struct vtopo *t) { grp_part_set(g, vtopo_key, t); }
 
 int vtopo_lists(hint_group g, struct vtopo_lists *out)
 {
@@ -302,11 +316,11 @@ int hint_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests
     return HINT_SUCCESS;
 }
 
-int vtopo_copy(hint_group from, hint_group to)
+/* Gives `to` (a duplicate of `from`, same ranks) from's topology p, as MPI_Comm_dup does. */
+static int vtopo_copy(hint_group from, hint_group to, void *p)
 {
-    const struct vtopo *t = vtopo_of(from);
-    if (t == NULL)
-        return HINT_SUCCESS;
+    (void)from;
+    const struct vtopo *t = p;
     struct vtopo *c;
     if (t->cart)
         c = cart_new(t->ndims, t->dims, t->periods, to->rank);

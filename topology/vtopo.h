@@ -20,7 +20,8 @@ struct vtopo_lists {
 
 /* HINT_SUCCESS and the lists of g's topology; HINT_ERR_TOPOLOGY when g has none. */
 int vtopo_lists(hint_group g, struct vtopo_lists *out);
-/* Gives `to` (a duplicate of `from`, same ranks) `from`'s topology, if it has one. */
-int vtopo_copy(hint_group from, hint_group to);
+/* Registers the topology as a part of groups (runtime/group.h); hint_init, through the topology
+   component of lib/components.c. */
+int vtopo_setup(void);
 
 #endif

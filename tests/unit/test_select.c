@@ -46,7 +46,10 @@ Test(select, api_md_names_exist)
    (heap and shm; shm only; neither), rank count and size of the pins. */
 Test(select, defaults_match_pins)
 {
-    struct hint_group_s shm_only = {.shm_slot = 0}, none = {.shm_slot = -1};
+    struct coll_group slot0 = {.slot = 0}, noslot = {.slot = -1};
+    struct hint_group_s shm_only = {0}, none = {0};
+    coll_group_attach(&shm_only, &slot0);
+    coll_group_attach(&none, &noslot);
     hint_group envs[] = {NULL, &shm_only, &none};
     int copy;
     for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++)
@@ -105,7 +108,9 @@ Test(select, rules_parse_and_pick)
          "{\"_why\": \"notes are free\", \"max_ranks\": 4, \"max_bytes\": 100, \"algorithm\": \"bruck\"},"
          "{\"min_ppn\": 5, \"min_total_bytes\": 1000, \"algorithm\": [\"row\", \"linear\"], \"copy\": \"nt\"}]}";
     cr_assert_eq(rules_parse(ok, "t", &rs, msg, sizeof msg), HINT_SUCCESS, "%s", msg);
-    struct hint_group_s none = {.shm_slot = -1};
+    struct coll_group noslot = {.slot = -1};
+    struct hint_group_s none = {0};
+    coll_group_attach(&none, &noslot);
     int copy;
     struct coll_args a = {.op_id = COLL_ALLTOALL, .size = 4, .block = 100};
     cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[rules_pick(&rs, &a, &copy)].name, "bruck");

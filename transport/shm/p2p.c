@@ -20,6 +20,12 @@
  * Order: a sender announces cells through the channel's index ring and queues sends to a peer
  * in post order, so the first cells of two messages between a pair arrive in send order
  * (MPI's non-overtaking rule); fragments need no order since they carry their offset.
+ * Matching is the runtime's (runtime/match.c): the first cell of every message goes to
+ * rt_match_arrival; an unexpected one stays in its cell (the runtime queues only its envelope)
+ * until a receive takes it through shm_deliver, so a rank's memory never grows with messages it
+ * has not posted a receive for.
+ * Ranks: requests and the runtime speak world ranks; channels are indexed by local rank
+ * (world - world0: a node's ranks are consecutive).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,18 +36,14 @@
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/transport.h"
+#include "transport/shm/cells.h"
 #include "transport/shm/shm.h"
 
 enum { PHASE_WAIT_CTS = 1, PHASE_STREAM = 2 };
 
 struct rq_list {
     struct hint_request_s *head, *tail;
-};
-
-struct unexp {
-    struct shm_cell *cell;
-    int src;
-    struct unexp *next;
 };
 
 static struct {
@@ -51,10 +53,9 @@ static struct {
     uint64_t *write_seq;      /* per destination: cells announced (our copy) */
     struct rq_list *sendq;    /* per destination: sends whose first cell is not out yet */
     int sendq_busy;           /* destinations with a non-empty sendq */
+    int world0;               /* world rank of local rank 0 */
     struct rq_list stream;    /* rendezvous sends: waiting for CTS or streaming fragments */
-    struct rq_list posted;    /* receives in post order */
     struct rq_list active;    /* matched rendezvous receives taking fragments */
-    struct unexp *unexp_head, *unexp_tail, *unexp_free, *unexp_pool;
     uint8_t *ring_src;        /* senders to notify after a progress pass */
     uint32_t last_bell;
     uint64_t next_msgid;
@@ -93,20 +94,16 @@ int shm_p2p_init(struct shm_node *n)
     S.node = n;
     S.n = n->nlocal;
     S.me = n->me;
-    size_t nunexp = (size_t)S.n * SHM_NCELLS;
+    S.world0 = n->world0;
     S.read_seq = calloc((size_t)S.n, sizeof *S.read_seq);
     S.write_seq = calloc((size_t)S.n, sizeof *S.write_seq);
     S.sendq = calloc((size_t)S.n, sizeof *S.sendq);
     S.ring_src = calloc((size_t)S.n, 1);
-    S.unexp_pool = calloc(nunexp, sizeof *S.unexp_pool);
-    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.unexp_pool) {
+    /* At most ncells cells per source can be unexpected at once: matching needs no more. */
+    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src ||
+        rt_match_reserve((size_t)S.n * SHM_NCELLS) != HINT_SUCCESS) {
         shm_p2p_fini();
         return HINT_ERR_NOMEM;
-    }
-    /* At most ncells cells per source can be unexpected at once: the pool never runs dry. */
-    for (size_t i = 0; i < nunexp; i++) {
-        S.unexp_pool[i].next = S.unexp_free;
-        S.unexp_free = &S.unexp_pool[i];
     }
     S.last_bell = atomic_load(&shm_ctl(n, S.me)->bell) - 1; /* force a first full pass */
     const char *path = rt_cfg_str("HINT_P2P_PATH");
@@ -126,7 +123,6 @@ void shm_p2p_fini(void)
     free(S.write_seq);
     free(S.sendq);
     free(S.ring_src);
-    free(S.unexp_pool);
     memset(&S, 0, sizeof S);
 }
 
@@ -167,7 +163,8 @@ static int choose_path(const struct hint_request_s *r)
 /* Put r's first cell (eager or rendezvous header) into the channel; false when it is full. */
 static bool push_first(struct hint_request_s *r)
 {
-    struct shm_chan *ch = shm_chan(S.node, S.me, r->peer);
+    int dst = r->peer - S.world0;
+    struct shm_chan *ch = shm_chan(S.node, S.me, dst);
     int idx = find_free_cell(ch);
     if (idx < 0)
         return false;
@@ -189,7 +186,7 @@ static bool push_first(struct hint_request_s *r)
     if (len)
         rq_pack(r, 0, shm_payload(cell), len);
     if (eager) {
-        announce(r->peer, ch, cell, (uint32_t)idx);
+        announce(dst, ch, cell, (uint32_t)idx);
         r->status.bytes = r->bytes;
         rq_complete(r);
         S.pending--;
@@ -199,7 +196,7 @@ static bool push_first(struct hint_request_s *r)
     r->slot = (uint32_t)idx;
     r->off = len;
     r->phase = PHASE_WAIT_CTS;
-    announce(r->peer, ch, cell, (uint32_t)idx);
+    announce(dst, ch, cell, (uint32_t)idx);
     list_push(&S.stream, r);
     return true;
 }
@@ -207,7 +204,8 @@ static bool push_first(struct hint_request_s *r)
 /* Move a matched rendezvous send forward; true once all of it is in the channel. */
 static bool stream_send(struct hint_request_s *r)
 {
-    struct shm_chan *ch = shm_chan(S.node, S.me, r->peer);
+    int dst = r->peer - S.world0;
+    struct shm_chan *ch = shm_chan(S.node, S.me, dst);
     if (r->phase == PHASE_WAIT_CTS) {
         struct shm_cell *hdr = shm_cell(S.node, ch, r->slot);
         uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
@@ -231,7 +229,7 @@ static bool stream_send(struct hint_request_s *r)
         cell->len = (uint32_t)len;
         rq_pack(r, r->off, shm_payload(cell), len);
         r->off += len;
-        announce(r->peer, ch, cell, (uint32_t)idx);
+        announce(dst, ch, cell, (uint32_t)idx);
     }
     r->status.bytes = r->bytes;
     rq_complete(r);
@@ -262,7 +260,7 @@ static void progress_sendq(int dst)
 void shm_isend(struct hint_request_s *r)
 {
     S.pending++;
-    struct rq_list *q = &S.sendq[r->peer];
+    struct rq_list *q = &S.sendq[r->peer - S.world0];
     if (q->head == NULL && push_first(r))
         return;
     if (q->head == NULL)
@@ -276,11 +274,6 @@ static void release_cell(int src, struct shm_cell *cell, uint32_t state)
 {
     atomic_store_explicit(&cell->state, state, memory_order_release);
     S.ring_src[src] = 1;
-}
-
-static bool matches(const struct hint_request_s *r, int src, const struct shm_cell *cell)
-{
-    return r->ctx == cell->ctx && (r->peer < 0 || r->peer == src) && (r->tag < 0 || r->tag == cell->tag);
 }
 
 static void finish_recv(struct hint_request_s *r)
@@ -343,10 +336,11 @@ static bool signatures_match(int sent, int wanted)
     return sent == wanted || sent == DT_NONE || wanted == DT_NONE || sent == DT_BYTE || wanted == DT_BYTE;
 }
 
-/* r was posted and the first cell of a message from src matches it. */
+/* Matching paired receive r with the message whose first cell came from local rank src. */
 static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
 {
-    r->status.source = src;
+    S.pending++;
+    r->status.source = src + S.world0;
     r->status.tag = cell->tag;
     r->total = cell->total;
     r->off = 0;
@@ -366,7 +360,7 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
         return;
     }
     r->msgid = cell->msgid;
-    r->peer = src;
+    r->peer = src + S.world0;
     list_push(&S.active, r);
     release_cell(src, cell, SHM_CELL_CTS);
 }
@@ -374,7 +368,7 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
 static void deliver_frag(int src, struct shm_cell *cell)
 {
     for (struct hint_request_s *r = S.active.head; r; r = r->next) {
-        if (r->peer != src || r->msgid != cell->msgid)
+        if (r->peer != src + S.world0 || r->msgid != cell->msgid)
             continue;
         take_payload(r, cell->offset, cell);
         release_cell(src, cell, SHM_CELL_FREE);
@@ -389,32 +383,15 @@ static void deliver_frag(int src, struct shm_cell *cell)
     release_cell(src, cell, SHM_CELL_FREE);
 }
 
-static void add_unexpected(int src, struct shm_cell *cell)
-{
-    struct unexp *u = S.unexp_free;
-    S.unexp_free = u->next;
-    *u = (struct unexp){.cell = cell, .src = src, .next = NULL};
-    if (S.unexp_tail)
-        S.unexp_tail->next = u;
-    else
-        S.unexp_head = u;
-    S.unexp_tail = u;
-}
-
 static void arrive(int src, struct shm_cell *cell)
 {
     if (cell->kind == SHM_FRAG) {
         deliver_frag(src, cell);
         return;
     }
-    for (struct hint_request_s *r = S.posted.head; r; r = r->next) {
-        if (matches(r, src, cell)) {
-            list_remove(&S.posted, r);
-            deliver_first(r, src, cell);
-            return;
-        }
-    }
-    add_unexpected(src, cell);
+    struct hint_request_s *r = rt_match_arrival(&shm_transport, src + S.world0, cell->tag, cell->ctx, cell);
+    if (r)
+        deliver_first(r, src, cell);
 }
 
 static void ring_senders(void)
@@ -426,38 +403,9 @@ static void ring_senders(void)
         }
 }
 
-/* The oldest unexpected message r matches, taken off the list; NULL when none. */
-static struct unexp *take_unexpected(const struct hint_request_s *r)
+void shm_deliver(struct hint_request_s *r, int src, void *msg)
 {
-    struct unexp *prev = NULL;
-    for (struct unexp *u = S.unexp_head; u; prev = u, u = u->next) {
-        if (!matches(r, u->src, u->cell))
-            continue;
-        if (prev)
-            prev->next = u->next;
-        else
-            S.unexp_head = u->next;
-        if (S.unexp_tail == u)
-            S.unexp_tail = prev;
-        return u;
-    }
-    return NULL;
-}
-
-void shm_irecv(struct hint_request_s *r)
-{
-    S.pending++;
-    shm_progress();
-    struct unexp *u = take_unexpected(r);
-    if (u == NULL) {
-        list_push(&S.posted, r);
-        return;
-    }
-    struct shm_cell *cell = u->cell;
-    int src = u->src;
-    u->next = S.unexp_free;
-    S.unexp_free = u;
-    deliver_first(r, src, cell);
+    deliver_first(r, src - S.world0, msg);
     ring_senders();
 }
 

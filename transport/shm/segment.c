@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
-#include "transport/shm/shm.h"
+#include "runtime/transport.h"
+#include "transport/shm/cells.h"
+#include "transport/shm/segment.h"
 
 static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -44,7 +46,8 @@ size_t shm_segment_size(int nlocal, uint32_t *payload)
     size_t size = align_up(sizeof(struct shm_seg_hdr), SHM_CACHE_LINE);
     size += (size_t)nlocal * sizeof(struct shm_rank_ctl);
     size += (size_t)nlocal * (size_t)nlocal * chan_stride;
-    size += (size_t)SHM_COLL_SLOTS * (sizeof(struct shm_coll_slot) + (size_t)nlocal * shm_coll_member_stride(nlocal));
+    for (int id = 0; id < rt_node_area_count(); id++)
+        size += rt_node_area_bytes(id, nlocal);
     if (payload)
         *payload = p;
     return size;
@@ -81,12 +84,13 @@ static void layout(struct shm_node *n, uint32_t payload)
     h->chan_stride = SHM_CACHE_LINE + (uint64_t)SHM_NCELLS * h->cell_stride;
     h->ctl_off = align_up(sizeof(struct shm_seg_hdr), SHM_CACHE_LINE);
     h->chan_off = h->ctl_off + (uint64_t)n->nlocal * sizeof(struct shm_rank_ctl);
-    h->coll_off = h->chan_off + (uint64_t)n->nlocal * (uint64_t)n->nlocal * h->chan_stride;
-    h->coll_stride = sizeof(struct shm_coll_slot) + (size_t)n->nlocal * shm_coll_member_stride(n->nlocal);
-    /* Slot 0 belongs to the world group from the start. */
-    atomic_store(&shm_coll_slot(n, 0)->used, 1);
-    atomic_store(&shm_coll_slot(n, 0)->refs, (uint32_t)n->nlocal);
-    /* ftruncate/fallocate gave zeroed pages: every cell is FREE, every counter 0. */
+    uint64_t off = h->chan_off + (uint64_t)n->nlocal * (uint64_t)n->nlocal * h->chan_stride;
+    h->nareas = (uint32_t)rt_node_area_count();
+    for (int id = 0; id < (int)h->nareas; id++) {
+        h->area_off[id] = off;
+        off += rt_node_area_bytes(id, n->nlocal);
+    }
+    /* ftruncate/fallocate gave zeroed pages: every cell is FREE, every counter and area 0. */
     atomic_store_explicit(&h->ready, 1, memory_order_release);
 }
 
@@ -165,6 +169,7 @@ int shm_node_open(struct shm_node **out)
         return HINT_ERR_NOMEM;
     n->nlocal = rt.boot.local_size;
     n->me = rt.boot.local_rank;
+    n->world0 = rt.boot.rank - rt.boot.local_rank;
     segment_name(n->name, sizeof n->name);
 
     int create_st = HINT_SUCCESS;
@@ -194,41 +199,6 @@ void shm_node_close(struct shm_node *n)
     if (n->base != NULL)
         munmap(n->base, n->size);
     free(n);
-}
-
-int shm_coll_slot_acquire(const struct shm_node *n, int members)
-{
-    for (int i = 1; i < SHM_COLL_SLOTS; i++) {
-        struct shm_coll_slot *s = shm_coll_slot(n, i);
-        uint32_t expect = 0;
-        if (!atomic_compare_exchange_strong(&s->used, &expect, 1))
-            continue;
-        /* Nobody else touches a slot between its release and the message that hands it out. */
-        atomic_store(&s->arrive, 0);
-        atomic_store(&s->release, 0);
-        for (int b = 0; b < SHM_BCAST_CELLS; b++) {
-            atomic_store(&s->bc[b].seq, 0);
-            atomic_store(&s->bc[b].done, 0);
-        }
-        /* A member's flag and offsets are the previous group's: a staged collective of the
-           new group (whose calls count from 1 again) would take them for its own. */
-        for (int m = 0; m < n->nlocal; m++) {
-            struct shm_coll_member *mem = shm_coll_member(n, i, m);
-            memset(mem, 0, shm_coll_member_stride(n->nlocal));
-            mem->soff = mem->roff = UINT64_MAX;
-        }
-        atomic_fetch_add(&s->generation, 1);
-        atomic_store(&s->refs, (uint32_t)members);
-        return i;
-    }
-    return -1;
-}
-
-void shm_coll_slot_release(const struct shm_node *n, int slot)
-{
-    struct shm_coll_slot *s = shm_coll_slot(n, slot);
-    if (atomic_fetch_sub(&s->refs, 1) == 1)
-        atomic_store(&s->used, 0);
 }
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)

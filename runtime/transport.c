@@ -1,0 +1,111 @@
+/*
+ * runtime/transport.c — starting and stopping the transports of hint_transports[], which one
+ * reaches which rank, progress over all of them, the node areas the layers above lay out.
+ */
+#include <stdlib.h>
+
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "runtime/transport.h"
+
+static struct {
+    const struct rt_transport *active[4]; /* started, in hint_transports[] order */
+    int nactive;
+    const struct rt_transport **of_world; /* per world rank: the transport that reaches it */
+    const struct rt_transport *sleeper;   /* the one that can put this rank to sleep */
+    const struct rt_transport *area_owner; /* the one that maps the node areas */
+    struct {
+        const char *name;
+        size_t (*bytes)(int nlocal);
+    } areas[RT_NODE_AREAS];
+    int nareas;
+} T;
+
+int rt_node_area_add(const char *name, size_t (*bytes)(int nlocal))
+{
+    if (T.nareas == RT_NODE_AREAS)
+        return -1;
+    T.areas[T.nareas].name = name;
+    T.areas[T.nareas].bytes = bytes;
+    return T.nareas++;
+}
+
+int rt_node_area_count(void) { return T.nareas; }
+
+size_t rt_node_area_bytes(int id, int nlocal) { return (T.areas[id].bytes(nlocal) + 63) / 64 * 64; }
+
+void *rt_node_area(int id) { return T.area_owner && id >= 0 ? T.area_owner->node_area(id) : NULL; }
+
+/* Each world rank goes to the first transport that reaches it; a rank none reaches is an error. */
+static int assign_peers(void)
+{
+    int n = rt.boot.size;
+    T.of_world = calloc((size_t)n, sizeof *T.of_world);
+    if (T.of_world == NULL)
+        return HINT_ERR_NOMEM;
+    for (int w = 0; w < n; w++) {
+        for (int i = 0; i < T.nactive && !T.of_world[w]; i++)
+            if (T.active[i]->reaches(w))
+                T.of_world[w] = T.active[i];
+        if (T.of_world[w] == NULL) {
+            RT_ERR("transport", "no transport reaches rank %d (started: %d); the job cannot start", w, T.nactive);
+            return HINT_ERR_TRANSPORT;
+        }
+    }
+    return HINT_SUCCESS;
+}
+
+int rt_transports_start(void)
+{
+    int st = HINT_SUCCESS;
+    for (int i = 0; hint_transports[i]; i++) {
+        const struct rt_transport *tp = hint_transports[i];
+        if (T.nactive == (int)(sizeof T.active / sizeof T.active[0]))
+            break;
+        T.active[T.nactive++] = tp; /* before init: a failed init still gets its fini */
+        CHECK_GOTO(tp->init(), out);
+        if ((tp->caps & RT_TP_SLEEP) && !T.sleeper)
+            T.sleeper = tp;
+        if ((tp->caps & RT_TP_NODE_AREA) && !T.area_owner)
+            T.area_owner = tp;
+    }
+    if (T.sleeper == NULL) {
+        RT_ERR("transport", "no transport can put a waiting rank to sleep; the job cannot start");
+        st = HINT_ERR_TRANSPORT;
+        goto out;
+    }
+    st = assign_peers();
+out:
+    return st;
+}
+
+void rt_transports_stop(void)
+{
+    for (int i = T.nactive - 1; i >= 0; i--)
+        T.active[i]->fini();
+    free(T.of_world);
+    rt_match_fini();
+    T.nactive = 0;
+    T.of_world = NULL;
+    T.sleeper = T.area_owner = NULL;
+}
+
+const struct rt_transport *rt_transport_of(int w) { return T.of_world[w]; }
+
+const struct rt_transport *rt_sleeper(void) { return T.sleeper; }
+
+int rt_pending(void)
+{
+    int n = rt_match_posted();
+    for (int i = 0; i < T.nactive; i++)
+        n += T.active[i]->pending();
+    return n;
+}
+
+void rt_wake(int w) { T.sleeper->wake(w); }
+
+void rt_progress(void)
+{
+    for (int i = 0; i < T.nactive; i++)
+        T.active[i]->progress();
+}

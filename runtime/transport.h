@@ -1,0 +1,117 @@
+/*
+ * runtime/transport.h — the seam between the runtime and the transports that move bytes, and
+ * between the runtime and the components above it (as libfabric's core and its providers, UCC's
+ * core and its tl components). Nothing in runtime/ knows a transport by name: it sees the ops
+ * tables listed in hint_transports[] (lib/components.c) and calls them. A transport includes this
+ * header and runtime/request.h, never a header of collectives/ or of another transport.
+ *
+ * What the runtime keeps for every transport, once:
+ *   - matching: posted receives and unexpected messages (runtime/match.c), so HINT_ANY_SOURCE
+ *     sees the first message from any source over any transport, in arrival order;
+ *   - which transport reaches which world rank (the first in hint_transports[] that reaches it);
+ *   - waiting: spin, yield, then sleep through the transport that can sleep (runtime/wait.c).
+ * What a transport does: moves a message's bytes between the two requests once matched, reports
+ * each message's first arrival to rt_match_arrival, and says when a request completes.
+ */
+#ifndef HINT_RUNTIME_TRANSPORT_H
+#define HINT_RUNTIME_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hint_request_s;
+
+/* What a transport can do; the runtime and the layers above ask these, never its name. */
+enum rt_tp_cap {
+    RT_TP_SAME_NODE = 1u << 0,   /* reaches only ranks on this node */
+    RT_TP_SINGLE_COPY = 1u << 1, /* moves large messages with one copy (shared heap, CMA) */
+    RT_TP_NODE_AREA = 1u << 2,   /* maps node-shared memory that holds the areas of rt_node_area_add */
+    RT_TP_SLEEP = 1u << 3,       /* can put this rank to sleep until any event for it (sleep/wake) */
+};
+
+/* One transport. Every hook but the optional ones (marked) must be set. Requests reach a
+   transport with r->peer a world rank the transport reaches (reaches() was true for it). */
+struct rt_transport {
+    const char *name;
+    unsigned caps; /* enum rt_tp_cap */
+    /* Collective over the ranks it reaches; the bootstrap (runtime/boot.h) is up. Fails with a
+       HINT_ERR_* after a message saying what is missing. fini: also after a failed init. */
+    int (*init)(void);
+    void (*fini)(void);
+    bool (*reaches)(int world);
+    /* Post a send; may complete it at once (rq_complete). Keeps per-peer order: the first parts
+       of two messages to one peer arrive in the order they were posted. */
+    void (*isend)(struct hint_request_s *r);
+    /* Move a message that matching paired with receive r (r came from rt_match_post; msg is the
+       handle the transport gave rt_match_arrival, src the sender's world rank). */
+    void (*deliver)(struct hint_request_s *r, int src, void *msg);
+    /* Look for arrivals and move in-flight messages on; cheap when nothing happened. */
+    void (*progress)(void);
+    /* Requests it holds that have not completed (finalize's leak report). */
+    int (*pending)(void);
+    /* RT_TP_SLEEP only. wait_seq: a number that changes with every event for this rank, read
+       before the last progress pass; sleep: return once it differs from seen, done(arg) holds or
+       timeout_ns passed; wake: make world rank `world` re-check its wait if it sleeps (after the
+       caller stored what that rank waits for). */
+    uint32_t (*wait_seq)(void);
+    void (*sleep)(uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg);
+    void (*wake)(int world);
+    /* RT_TP_NODE_AREA only: the address of node area `id` (rt_node_area_add) in this rank's
+       mapping; the same bytes for every rank of the node, zeroed at creation. */
+    void *(*node_area)(int id);
+};
+
+/* A layer above the runtime (collectives, topology) as hint_init and hint_finalize see it. */
+struct rt_component {
+    const char *name;
+    /* In hint_init before the transports start: register node areas and group parts here. */
+    int (*setup)(void);
+    /* In hint_finalize after the closing fence and the world group's destruction. */
+    void (*fini)(void);
+};
+
+/* The library's parts, in start order (lib/components.c); NULL-terminated. */
+extern const struct rt_transport *const hint_transports[];
+extern const struct rt_component *const hint_components[];
+
+/* ---- for the runtime (runtime/transport.c) ---- */
+int rt_transports_start(void);
+void rt_transports_stop(void);
+/* The transport that reaches world rank w. */
+const struct rt_transport *rt_transport_of(int w);
+/* Requests in flight in every transport and receives still waiting to be matched. */
+int rt_pending(void);
+const struct rt_transport *rt_sleeper(void);
+
+/* Wake world rank w if it sleeps in a wait whose condition is a shared word the caller has just
+   stored (barrier release, bcast counters). */
+void rt_wake(int w);
+
+/* ---- node areas: node-shared memory laid out by the layers that use it ---- */
+/* Ask for an area of bytes(nlocal) bytes (a multiple of 64) in the node's shared memory; before
+   the transports start (a component's setup). Returns its id, or -1 when too many were asked. */
+#define RT_NODE_AREAS 4
+int rt_node_area_add(const char *name, size_t (*bytes)(int nlocal));
+/* The areas asked for, for the transport that lays them out. */
+int rt_node_area_count(void);
+size_t rt_node_area_bytes(int id, int nlocal);
+/* Area id in this rank's mapping; NULL when no transport maps node memory (then the layers that
+   need it do not run). */
+void *rt_node_area(int id);
+
+/* ---- matching (runtime/match.c), the one place for every transport ---- */
+/* A transport saw the first part of a message from world rank src: the oldest posted receive it
+   matches, taken off the posted list (the transport delivers into it now), or NULL after the
+   message was queued as unexpected under `msg` (later handed back through deliver()). */
+struct hint_request_s *rt_match_arrival(const struct rt_transport *tp, int src, int tag, uint32_t ctx, void *msg);
+/* Room for n more unexpected messages (a transport's bound: its init calls this, so a message
+   arriving never needs memory). HINT_ERR_NOMEM when it cannot be had. */
+int rt_match_reserve(size_t n);
+/* A receive was posted: matched against the unexpected messages (oldest first) or queued. */
+void rt_match_post(struct hint_request_s *r);
+/* Receives posted and not matched yet. */
+int rt_match_posted(void);
+void rt_match_fini(void);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * transport/shm/cells.h — the point-to-point channels of the node segment
+ * (transport/shm/segment.h places them): one channel per ordered pair of local ranks, each a
+ * header line and SHM_NCELLS cells of a header line + payload bytes.
+ *
+ * A cell moves between its two owners through `state`: FREE (sender may fill it), FULL
+ * (receiver owns it), CTS (a matched rendezvous header handed back to the sender as "send the
+ * rest through cells"), DONE (the receiver copied the data itself: single copy, send complete).
+ * The sender announces cells in order through the channel's index ring, so the receiver sees them
+ * in send order even though cells are recycled out of order.
+ */
+#ifndef HINT_TRANSPORT_SHM_CELLS_H
+#define HINT_TRANSPORT_SHM_CELLS_H
+
+#include "transport/shm/segment.h"
+
+enum shm_cell_state { SHM_CELL_FREE = 0, SHM_CELL_FULL = 1, SHM_CELL_CTS = 2, SHM_CELL_DONE = 3 };
+/* How the data of a rendezvous message moves (the protocol table of p2p.c). */
+enum shm_path { SHM_PATH_BOUNCE = 0, SHM_PATH_HEAP = 1, SHM_PATH_CMA = 2, SHM_NPATHS };
+enum shm_cell_kind { SHM_EAGER = 1, SHM_RTS = 2, SHM_FRAG = 3 };
+
+/* Header of a channel; written only by the sender. */
+struct shm_chan {
+    _Atomic uint64_t write_seq;        /* cells announced so far */
+    uint32_t idx_ring[SHM_NCELLS];     /* idx_ring[seq % ncells] = cell index of cell seq */
+    char pad[SHM_CACHE_LINE - 8 - 4 * SHM_NCELLS];
+};
+static_assert(sizeof(struct shm_chan) == SHM_CACHE_LINE, "channel header is one line");
+
+/* Header of a cell; filled by the sender while FREE, read by the receiver while FULL. */
+struct shm_cell {
+    _Atomic uint32_t state;   /* enum shm_cell_state: the ownership hand-over */
+    uint32_t kind;            /* enum shm_cell_kind */
+    uint32_t ctx;             /* context id of the group (messages of other groups never match) */
+    int32_t tag;
+    uint64_t total;           /* EAGER/RTS: bytes of the whole message */
+    uint64_t msgid;           /* RTS/FRAG: sender-chosen id tying fragments to their header */
+    uint64_t offset;          /* FRAG: where this payload goes in the message */
+    uint32_t len;             /* payload bytes in this cell */
+    uint32_t path;            /* RTS: enum shm_path */
+    uint64_t addr;            /* RTS: heap offset (HEAP) or sender address (CMA) of the data */
+    int32_t sig;              /* EAGER/RTS: predefined kind of the send type (DT_NONE: mixed) */
+    char pad[SHM_CACHE_LINE - 60];
+    /* payload follows */
+};
+static_assert(sizeof(struct shm_cell) == SHM_CACHE_LINE, "cell header is one line");
+
+static inline struct shm_chan *shm_chan(const struct shm_node *n, int src, int dst)
+{
+    return (struct shm_chan *)((char *)n->base + n->hdr->chan_off +
+                               (size_t)(src * n->nlocal + dst) * n->hdr->chan_stride);
+}
+static inline struct shm_cell *shm_cell(const struct shm_node *n, struct shm_chan *c, uint32_t i)
+{
+    return (struct shm_cell *)((char *)c + SHM_CACHE_LINE + (size_t)i * n->hdr->cell_stride);
+}
+static inline void *shm_payload(struct shm_cell *cell) { return cell + 1; }
+
+#endif

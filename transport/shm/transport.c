@@ -1,0 +1,56 @@
+/*
+ * transport/shm/transport.c — the shared-memory transport's ops table (runtime/transport.h):
+ * it reaches the ranks of this node, maps the node segment with the node areas the layers above
+ * asked for, and sleeps and wakes through the ranks' doorbells (futexes).
+ */
+#include "runtime/runtime.h"
+#include "runtime/transport.h"
+#include "transport/shm/segment.h"
+#include "transport/shm/shm.h"
+
+static struct shm_node *node;
+
+static int shm_init(void)
+{
+    int st = shm_node_open(&node);
+    return st != HINT_SUCCESS ? st : shm_p2p_init(node);
+}
+
+static void shm_fini(void)
+{
+    shm_p2p_fini();
+    shm_node_close(node);
+    node = NULL;
+}
+
+static bool shm_reaches(int world) { return world >= node->world0 && world < node->world0 + node->nlocal; }
+
+static uint32_t shm_wait_seq(void)
+{
+    return atomic_load_explicit(&shm_ctl(node, node->me)->bell, memory_order_acquire);
+}
+
+static void shm_sleep_hook(uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg)
+{
+    shm_sleep(node, seen, timeout_ns, done, arg);
+}
+
+static void shm_wake_hook(int world) { shm_wake(node, world - node->world0); }
+
+static void *shm_node_area(int id) { return node ? shm_area(node, id) : NULL; }
+
+const struct rt_transport shm_transport = {
+    .name = "shm",
+    .caps = RT_TP_SAME_NODE | RT_TP_SINGLE_COPY | RT_TP_NODE_AREA | RT_TP_SLEEP,
+    .init = shm_init,
+    .fini = shm_fini,
+    .reaches = shm_reaches,
+    .isend = shm_isend,
+    .deliver = shm_deliver,
+    .progress = shm_progress,
+    .pending = shm_pending,
+    .wait_seq = shm_wait_seq,
+    .sleep = shm_sleep_hook,
+    .wake = shm_wake_hook,
+    .node_area = shm_node_area,
+};
