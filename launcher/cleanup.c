@@ -87,13 +87,20 @@ void launch_cleanup(struct launch_job *job)
 {
     launch_reap_all(job);
     for (int r = 0; job->ranks && r < job->np; r++) {
-        output_close(&job->ranks[r].out[0], job->opts->tag_output);
-        output_close(&job->ranks[r].out[1], job->opts->tag_output);
+        for (int k = 0; k < 2; k++) {
+            struct output_stream *o = &job->ranks[r].out[k];
+            output_close(o, launch_output_flags(job->opts));
+            if (o->own_dest)
+                close(o->dest);
+            o->own_dest = 0;
+        }
     }
+    launch_stdin_close(job);
     free(job->ranks);
     job->ranks = NULL;
-    free(job->core_of);
-    job->core_of = NULL;
+    launch_free_binding(job);
+    free(job->progs);
+    job->progs = NULL;
     store_close(job->store);
     job->store = NULL;
     job->sock[0] = '\0';

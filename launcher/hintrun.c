@@ -216,6 +216,8 @@ static int launch_setup(struct launch_job *job)
     int rc = launch_plan_binding(job);
     if (rc != 0)
         return rc;
+    if (launch_open_output_files(job) || launch_stdin_open(job))
+        return 1;
     if (launch_setup_signals(job) || launch_make_ids(job) || launch_watch_start(job))
         return 1;
     launch_make_store_name(job);
@@ -227,7 +229,7 @@ static int launch_setup(struct launch_job *job)
 struct launch_poll {
     struct pollfd *pfd;
     struct output_stream **streams; /* streams[i] belongs to pfd[first_stream + i] */
-    size_t n, nstore, first_stream;
+    size_t n, nstore, first_stream, first_stdin, nstdin;
 };
 
 static void launch_fill_poll(struct launch_job *job, struct launch_poll *p)
@@ -246,6 +248,9 @@ static void launch_fill_poll(struct launch_job *job, struct launch_poll *p)
             p->pfd[p->n++] = (struct pollfd){.fd = o->fd, .events = POLLIN};
         }
     }
+    p->first_stdin = p->n;
+    p->nstdin = launch_stdin_fill_poll(job, p->pfd + p->n);
+    p->n += p->nstdin;
 }
 
 static int launch_streams_open(const struct launch_job *job)
@@ -260,7 +265,7 @@ static void launch_close_streams(struct launch_job *job)
 {
     for (int r = 0; r < job->np; r++)
         for (int k = 0; k < 2; k++)
-            output_close(&job->ranks[r].out[k], job->opts->tag_output);
+            output_close(&job->ranks[r].out[k], launch_output_flags(job->opts));
 }
 
 /* Milliseconds until the earliest of the pending deadlines (-1: none). */
@@ -311,7 +316,8 @@ static void launch_check_abort(struct launch_job *job)
 static int launch_loop(struct launch_job *job)
 {
     struct launch_poll p = {0};
-    size_t max = 1 + store_max_pollfds(job->store) + 2 * (size_t)job->np;
+    size_t max = 1 + store_max_pollfds(job->store) + 2 * (size_t)job->np +
+                 launch_stdin_max_pollfds(job);
     double drain_until = 0;
     p.pfd = calloc(max, sizeof *p.pfd);
     p.streams = calloc(2 * (size_t)job->np + 1, sizeof *p.streams);
@@ -337,9 +343,11 @@ static int launch_loop(struct launch_job *job)
         if (rc > 0)
             store_handle(job->store, p.pfd + 1, p.nstore);
         launch_check_abort(job);
-        for (size_t i = p.first_stream; rc > 0 && i < p.n; i++)
+        if (rc > 0)
+            launch_stdin_handle(job, p.pfd + p.first_stdin, p.nstdin);
+        for (size_t i = p.first_stream; rc > 0 && i < p.first_stdin; i++)
             if (p.pfd[i].revents)
-                output_pump(p.streams[i - p.first_stream], job->opts->tag_output);
+                output_pump(p.streams[i - p.first_stream], launch_output_flags(job->opts));
         launch_check_deadlines(job);
         if (drain_until > 0 && launch_now() >= drain_until)
             launch_close_streams(job);
@@ -349,12 +357,28 @@ static int launch_loop(struct launch_job *job)
     return job->exit_code < 0 ? 0 : job->exit_code;
 }
 
+/* Every PROGRAM of the command line, checked before anything starts. */
+static int launch_find_programs(struct launch_job *job, const struct launch_opts *o)
+{
+    job->progs = calloc((size_t)o->napps, sizeof *job->progs);
+    if (!job->progs) {
+        fprintf(stderr, "hintrun: out of memory\n");
+        return 1;
+    }
+    for (int k = 0; k < o->napps; k++) {
+        int rc = launch_find_program(o->apps[k].argv[0], job->progs[k], sizeof job->progs[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int launch_run(struct launch_job *job, const struct launch_opts *o)
 {
     int rc;
     job->opts = o;
-    if ((rc = launch_find_program(o->prog_argv[0], job->prog, sizeof job->prog)) ||
-        (rc = launch_check_xvars(o)) || (o->shared_heap && (rc = launch_find_libhint(job))))
+    if ((rc = launch_find_programs(job, o)) || (rc = launch_check_xvars(o)) ||
+        (o->shared_heap && (rc = launch_find_libhint(job))))
         return rc;
     if ((rc = launch_setup(job)) != 0)
         return rc;
@@ -381,5 +405,6 @@ int main(int argc, char **argv)
             launch_cleanup(&job);
     }
     free(opts.xvars);
+    free(opts.apps);
     return rc;
 }

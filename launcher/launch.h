@@ -8,11 +8,13 @@
  *   watch.c    the watcher: cleanup after a hintrun killed by SIGKILL
  *   report.c   what each rank is doing, asked for when --timeout expires
  *   store.c    the bootstrap store server;  output.c  forwarding of rank output
+ *   stdin.c    forwarding of hintrun's stdin to the ranks (--stdin)
  */
 #ifndef HINT_LAUNCHER_LAUNCH_H
 #define HINT_LAUNCHER_LAUNCH_H
 
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -24,11 +26,32 @@
    under a second even when a rank ignores SIGTERM. */
 #define LAUNCH_KILL_GRACE 0.3
 
-enum { LAUNCH_BIND_DEFAULT = 0, LAUNCH_BIND_CORE = 1, LAUNCH_BIND_NONE = 2 };
+/* --bind-to: what a rank's cpuset is widened to. The order of the last four is coarsening. */
+enum { LAUNCH_BIND_DEFAULT = 0, LAUNCH_BIND_CORE = 1, LAUNCH_BIND_NONE = 2, LAUNCH_BIND_L3 = 3,
+       LAUNCH_BIND_NUMA = 4, LAUNCH_BIND_SOCKET = 5 };
+/* --map-by: which kind of object consecutive ranks go round (core: none, they fill cores). */
+enum { LAUNCH_MAP_CORE = 0, LAUNCH_MAP_L3 = 1, LAUNCH_MAP_NUMA = 2, LAUNCH_MAP_SOCKET = 3 };
+/* --stdin: a rank (>= 0), or one of these */
+enum { LAUNCH_STDIN_ALL = -1, LAUNCH_STDIN_NONE = -2 };
+
+/* One program of an MPMD command line (`-n 2 a : -n 3 b`): ranks first .. first+np-1. */
+struct launch_app {
+    int np;
+    int first;
+    char **argv;           /* PROGRAM ARGS..., NULL-terminated (a ':' in main's argv is
+                              replaced by NULL) */
+};
 
 struct launch_opts {
-    int np;
+    int np;                /* all ranks: the sum over apps */
+    struct launch_app *apps;
+    int napps;
     int bind;              /* LAUNCH_BIND_*: default = core when the ranks fit on the cores */
+    int map_by;            /* LAUNCH_MAP_* */
+    int cpus_per_rank;     /* cores in each rank's slot (--cpus-per-rank), >= 1 */
+    int stdin_rank;        /* rank that gets hintrun's stdin, or LAUNCH_STDIN_* */
+    const char *output_dir;/* --output-filename DIR, or NULL */
+    int timestamp_output;
     const char *hierarchy; /* --hierarchy H, or NULL */
     const char *order;     /* --order S, or NULL (natural order) */
     int report_bindings;
@@ -38,7 +61,6 @@ struct launch_opts {
     double timeout;        /* seconds; 0 = none */
     char **xvars;          /* -x arguments, as given */
     int nx;
-    char **prog_argv;      /* PROGRAM ARGS..., NULL-terminated, inside main's argv */
 };
 
 struct launch_rank {
@@ -55,10 +77,13 @@ struct launch_job {
     char jobid[17];
     char token[33];
     char sock[64];         /* store address: "@hint-<uid>-<jobid>", an abstract socket */
-    char prog[PATH_MAX];   /* PROGRAM resolved through PATH */
+    char (*progs)[PATH_MAX]; /* each app's PROGRAM resolved through PATH */
     char libhint[PATH_MAX];/* --shared-heap: the libhint.so to preload */
     int oversubscribed;
-    int *core_of;          /* core of each rank, or NULL when ranks are not bound (bind.c) */
+    int *core_of;          /* first core of each rank's slot, or NULL when ranks are not bound
+                              (bind.c) */
+    void *cpuset_of;       /* bind.c: each rank's hwloc cpuset when core_of is set */
+    struct launch_stdin *in; /* stdin.c: NULL when no rank gets stdin */
     struct store *store;
     struct launch_rank *ranks;
     int nrunning;
@@ -89,6 +114,26 @@ int launch_find_libhint(struct launch_job *job);                    /* 0 or 2 */
 int launch_plan_binding(struct launch_job *job);
 void launch_bind_child(const struct launch_job *job, int rank);
 void launch_report_bindings(const struct launch_job *job);
+void launch_free_binding(struct launch_job *job);
+
+/* The app rank belongs to. */
+const struct launch_app *launch_app_of(const struct launch_opts *o, int rank);
+
+/* output.c flags of this job (OUTPUT_TAG, OUTPUT_TIMESTAMP) */
+int launch_output_flags(const struct launch_opts *o);
+/* --output-filename: opens DIR/rank.N/stdout and stderr for every rank into the streams'
+   destinations; 0 or 1 (with a message) */
+int launch_open_output_files(struct launch_job *job);
+
+/* stdin.c: forwarding of hintrun's stdin into the pipes of the ranks --stdin names. */
+int launch_stdin_open(struct launch_job *job);  /* 0 or -1; before the ranks start */
+/* In the child: the read end for rank, or -1 (then stdin is /dev/null). */
+int launch_stdin_child_fd(const struct launch_job *job, int rank);
+void launch_stdin_started(struct launch_job *job, int rank); /* parent: after the fork */
+size_t launch_stdin_fill_poll(struct launch_job *job, struct pollfd *pfd);
+void launch_stdin_handle(struct launch_job *job, const struct pollfd *pfd, size_t n);
+size_t launch_stdin_max_pollfds(const struct launch_job *job);
+void launch_stdin_close(struct launch_job *job);
 
 /* cleanup.c */
 void launch_make_store_name(struct launch_job *job);

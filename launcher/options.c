@@ -12,19 +12,32 @@
 void launch_usage(FILE *to)
 {
     fprintf(to,
-        "usage: hintrun -n N [options] PROGRAM [ARGS...]\n"
+        "usage: hintrun -n N [options] PROGRAM [ARGS...] [: -n M PROGRAM2 [ARGS...]]...\n"
         "Start N ranks of PROGRAM on this machine and serve their bootstrap store.\n"
         "\n"
-        "  -n, --np N              ranks to start (1..%d)\n"
-        "  --bind-to core|none     pin each rank (default: core when N <= cores, else none)\n"
+        "  -n, --np N              ranks to start (1..%d in all)\n"
+        "  PROG1 ARGS : -n M PROG2 MPMD: one job, one world; ranks of PROG2 follow those of PROG1\n"
+        "  --bind-to core|l3|numa|socket|none\n"
+        "                          pin each rank to its cores, or to the whole L3, NUMA node or\n"
+        "                          socket holding them (default: core when N <= cores, else none)\n"
+        "  --cpus-per-rank N       give each rank N consecutive cores (hybrid MPI+threads codes)\n"
+        "  --map-by core|l3|numa|socket\n"
+        "                          place consecutive ranks on consecutive cores (core), or round\n"
+        "                          robin over L3s, NUMA nodes or sockets (the mixed-radix order\n"
+        "                          [objects, cores] with objects fastest)\n"
         "  --hierarchy H --order S mixed-radix mapping and binding, e.g. --hierarchy 2,2,4 --order 2,0,1\n"
         "                          (H: level sizes outermost first; S: a permutation of levels, the first\n"
         "                          changing fastest; see hint-topo and docs/TOPOLOGY.md)\n"
-        "  --report-bindings       print each rank's core\n"
+        "  --report-bindings       print each rank's cores and cpuset\n"
         "  --shared-heap           preload libhint so that even a program not linked with it gets the\n"
         "                          shared-heap malloc (for programs that load hint later, e.g. by dlopen)\n"
         "  --nodes K               split the machine into K virtual nodes (only 1 for now)\n"
+        "  --stdin all|none|RANK   which ranks get hintrun's stdin (default: rank 0; the others\n"
+        "                          read /dev/null)\n"
         "  --tag-output            prefix each output line with [rank]\n"
+        "  --timestamp-output      prefix each output line with the time hintrun read it\n"
+        "  --output-filename DIR   write rank N's stdout and stderr to DIR/rank.N/stdout and\n"
+        "                          DIR/rank.N/stderr instead of hintrun's\n"
         "  --timeout SECONDS       end the job after SECONDS (exit 124); each rank first says what it\n"
         "                          waits in\n"
         "  -x NAME[=VALUE]         pass an environment variable (NAME alone: hintrun's value)\n"
@@ -102,15 +115,55 @@ static int take_value(int argc, char **argv, int *i, const char *name, int is_sh
     return 0;
 }
 
-enum opt_kind { OPT_NP, OPT_TIMEOUT, OPT_X, OPT_BIND, OPT_NODES, OPT_HIERARCHY, OPT_ORDER };
+enum opt_kind { OPT_NP, OPT_TIMEOUT, OPT_X, OPT_BIND, OPT_NODES, OPT_HIERARCHY, OPT_ORDER,
+                OPT_MAP, OPT_CPUS, OPT_STDIN, OPT_OUTDIR };
+
+/* index of v in names[], or -1 */
+static int word_index(const char *v, const char *const names[], int n)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(v, names[k]) == 0)
+            return k;
+    return -1;
+}
 
 static int parse_bind_to(const char *v, struct launch_opts *o)
 {
-    if (strcmp(v, "none") == 0 || strcmp(v, "core") == 0) {
-        o->bind = strcmp(v, "none") == 0 ? LAUNCH_BIND_NONE : LAUNCH_BIND_CORE;
+    static const char *const names[] = {"core", "none", "l3", "numa", "socket"};
+    static const int kinds[] = {LAUNCH_BIND_CORE, LAUNCH_BIND_NONE, LAUNCH_BIND_L3,
+                                LAUNCH_BIND_NUMA, LAUNCH_BIND_SOCKET};
+    int k = word_index(v, names, 5);
+    if (k < 0)
+        return usage_error("--bind-to expects core, l3, numa, socket or none, not '%s'", v);
+    o->bind = kinds[k];
+    return -1;
+}
+
+static int parse_map_by(const char *v, struct launch_opts *o)
+{
+    static const char *const names[] = {"core", "l3", "numa", "socket"};
+    static const int kinds[] = {LAUNCH_MAP_CORE, LAUNCH_MAP_L3, LAUNCH_MAP_NUMA, LAUNCH_MAP_SOCKET};
+    int k = word_index(v, names, 4);
+    if (k < 0)
+        return usage_error("--map-by expects core, l3, numa or socket, not '%s'", v);
+    o->map_by = kinds[k];
+    return -1;
+}
+
+/* The rank number itself is checked against N once N is known. */
+static int parse_stdin(const char *v, struct launch_opts *o)
+{
+    if (strcmp(v, "all") == 0 || strcmp(v, "none") == 0) {
+        o->stdin_rank = v[0] == 'a' ? LAUNCH_STDIN_ALL : LAUNCH_STDIN_NONE;
         return -1;
     }
-    return usage_error("--bind-to expects 'core' or 'none', not '%s'", v);
+    char *end;
+    errno = 0;
+    long r = strtol(v, &end, 10);
+    if (errno || end == v || *end || r < 0 || r >= LAUNCH_MAX_RANKS)
+        return usage_error("--stdin expects all, none or a rank, not '%s'", v);
+    o->stdin_rank = (int)r;
+    return -1;
 }
 
 static int parse_nodes(const char *v, struct launch_opts *o)
@@ -134,6 +187,8 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         {"-n", 1, OPT_NP}, {"--timeout", 0, OPT_TIMEOUT}, {"-x", 1, OPT_X},
         {"--bind-to", 0, OPT_BIND}, {"--nodes", 0, OPT_NODES},
         {"--hierarchy", 0, OPT_HIERARCHY}, {"--order", 0, OPT_ORDER},
+        {"--map-by", 0, OPT_MAP}, {"--cpus-per-rank", 0, OPT_CPUS}, {"--stdin", 0, OPT_STDIN},
+        {"--output-filename", 0, OPT_OUTDIR},
     };
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         const char *v = NULL, *name = opts[k].name;
@@ -150,17 +205,79 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         case OPT_NODES: return parse_nodes(v, o);
         case OPT_HIERARCHY: o->hierarchy = v; return -1;
         case OPT_ORDER: o->order = v; return -1;
+        case OPT_MAP: return parse_map_by(v, o);
+        case OPT_CPUS: return parse_count(name, v, 1, LAUNCH_MAX_RANKS, &o->cpus_per_rank) ? 2 : -1;
+        case OPT_STDIN: return parse_stdin(v, o);
+        case OPT_OUTDIR:
+            if (!*v)
+                return usage_error("--output-filename needs a directory");
+            o->output_dir = v;
+            return -1;
         }
     }
     return 0;
 }
 
+/* The programs after the first (`: -n M PROGRAM ARGS...`): argv[*i] is the ':' ending the
+   previous one. Only -n is taken per program; everything else applies to the whole job. */
+static int parse_more_apps(int argc, char **argv, int i, struct launch_opts *o)
+{
+    while (i < argc) {
+        /* argv[i] is ":" */
+        argv[i++] = NULL; /* ends the previous program's argv */
+        struct launch_app *a = &o->apps[o->napps];
+        *a = (struct launch_app){.first = o->np};
+        for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+            const char *v = NULL;
+            int m = 0;
+            static const char *const names[] = {"--np", "-np", "-n"};
+            for (int k = 0; k < 3 && m == 0; k++)
+                m = take_value(argc, argv, &i, names[k], k == 2, &v);
+            if (m < 0)
+                return usage_error("option %s needs a value", argv[i]);
+            if (m == 0)
+                return usage_error("after ':' only -n N may precede a program, not '%s' (options "
+                                   "for the whole job go before the first program)", argv[i]);
+            if (parse_count("-n", v, 1, LAUNCH_MAX_RANKS, &a->np))
+                return 2;
+        }
+        if (a->np == 0)
+            return usage_error("each program after ':' needs its number of ranks: ': -n M PROGRAM'");
+        if (i >= argc || strcmp(argv[i], ":") == 0)
+            return usage_error("no PROGRAM after ': -n %d'", a->np);
+        a->argv = argv + i;
+        o->np += a->np;
+        o->napps++;
+        if (o->np > LAUNCH_MAX_RANKS)
+            return usage_error("%d ranks in all; at most %d", o->np, LAUNCH_MAX_RANKS);
+        while (i < argc && strcmp(argv[i], ":") != 0)
+            i++;
+    }
+    return -1;
+}
+
+/* What the whole command line asks for, once every option is read. */
+static int check_combinations(const struct launch_opts *o)
+{
+    if (o->order && !o->hierarchy)
+        return usage_error("--order needs --hierarchy");
+    if (o->hierarchy && o->bind == LAUNCH_BIND_NONE)
+        return usage_error("--hierarchy places and binds ranks; it cannot go with --bind-to none");
+    if (o->hierarchy && (o->bind > LAUNCH_BIND_NONE || o->map_by || o->cpus_per_rank > 1))
+        return usage_error("--hierarchy binds each rank to one core; it cannot go with --map-by, "
+                           "--cpus-per-rank or --bind-to l3|numa|socket");
+    if (o->stdin_rank >= o->np)
+        return usage_error("--stdin %d: the job has ranks 0 to %d", o->stdin_rank, o->np - 1);
+    return -1;
+}
+
 int launch_parse_options(int argc, char **argv, struct launch_opts *o)
 {
-    *o = (struct launch_opts){.np = 0, .nodes = 1};
-    /* -x may repeat up to once per argument */
+    *o = (struct launch_opts){.np = 0, .nodes = 1, .cpus_per_rank = 1};
+    /* -x may repeat up to once per argument; a program per ':' at most */
     o->xvars = calloc((size_t)argc + 1, sizeof *o->xvars);
-    if (!o->xvars) {
+    o->apps = calloc((size_t)argc + 1, sizeof *o->apps);
+    if (!o->xvars || !o->apps) {
         fprintf(stderr, "hintrun: out of memory\n");
         return 1;
     }
@@ -179,16 +296,13 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
             printf("hintrun (hint) %s\n", HINT_VERSION);
             return 0;
         }
-        if (strcmp(a, "--tag-output") == 0) {
-            o->tag_output = 1;
-            continue;
-        }
-        if (strcmp(a, "--shared-heap") == 0) {
-            o->shared_heap = 1;
-            continue;
-        }
-        if (strcmp(a, "--report-bindings") == 0) {
-            o->report_bindings = 1;
+        static const char *const flags[] = {"--tag-output", "--shared-heap", "--report-bindings",
+                                            "--timestamp-output"};
+        int *flag_of[] = {&o->tag_output, &o->shared_heap, &o->report_bindings,
+                          &o->timestamp_output};
+        int f = word_index(a, flags, 4);
+        if (f >= 0) {
+            *flag_of[f] = 1;
             continue;
         }
         int rc = parse_valued(argc, argv, &i, o);
@@ -199,12 +313,22 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
     }
     if (o->np == 0)
         return usage_error("the number of ranks is required: -n N");
-    if (i >= argc)
+    if (i >= argc || strcmp(argv[i], ":") == 0)
         return usage_error("no PROGRAM to run");
-    if (o->order && !o->hierarchy)
-        return usage_error("--order needs --hierarchy");
-    if (o->hierarchy && o->bind == LAUNCH_BIND_NONE)
-        return usage_error("--hierarchy places and binds ranks; it cannot go with --bind-to none");
-    o->prog_argv = argv + i;
-    return -1;
+    o->apps[0] = (struct launch_app){.np = o->np, .first = 0, .argv = argv + i};
+    o->napps = 1;
+    while (i < argc && strcmp(argv[i], ":") != 0)
+        i++;
+    int rc = parse_more_apps(argc, argv, i, o);
+    if (rc >= 0)
+        return rc;
+    return check_combinations(o);
+}
+
+const struct launch_app *launch_app_of(const struct launch_opts *o, int rank)
+{
+    int k = 0;
+    while (k + 1 < o->napps && rank >= o->apps[k + 1].first)
+        k++;
+    return &o->apps[k];
 }

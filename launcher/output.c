@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,14 +13,15 @@
    job can still finish; ranks keep running. */
 static int output_dest_broken[3];
 
-static void output_write_all(int dest, const char *p, size_t n)
+static void output_write_all(struct output_stream *o, const char *p, size_t n)
 {
-    while (n > 0 && !output_dest_broken[dest]) {
-        ssize_t w = write(dest, p, n);
+    int *broken = o->dest <= 2 ? &output_dest_broken[o->dest] : &o->broken;
+    while (n > 0 && !*broken) {
+        ssize_t w = write(o->dest, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            output_dest_broken[dest] = 1;
+            *broken = 1;
             return;
         }
         p += w;
@@ -26,29 +29,46 @@ static void output_write_all(int dest, const char *p, size_t n)
     }
 }
 
+/* The prefix of a line written now: "[2024-05-01 12:34:56.789] " and/or "[rank] ". */
+static int output_prefix(const struct output_stream *o, int flags, char *buf, size_t cap)
+{
+    int len = 0;
+    if (flags & OUTPUT_TIMESTAMP) {
+        struct timeval tv;
+        struct tm tm;
+        gettimeofday(&tv, NULL);
+        localtime_r(&tv.tv_sec, &tm);
+        len += (int)strftime(buf, cap, "[%Y-%m-%d %H:%M:%S", &tm);
+        len += snprintf(buf + len, cap - (size_t)len, ".%03d] ", (int)(tv.tv_usec / 1000));
+    }
+    if (flags & OUTPUT_TAG)
+        len += snprintf(buf + len, cap - (size_t)len, "[%d] ", o->rank);
+    return len;
+}
+
 /* Writes n bytes of o's output (whole lines, or a piece of an over-long line), prefixing each
-   line start with "[rank] " when tagging. One buffer, one write loop: atomic with respect to
-   every other stream hintrun forwards. */
-static void output_emit(struct output_stream *o, const char *p, size_t n, int tag)
+   line start as flags say. One buffer, one write loop: atomic with respect to every other
+   stream hintrun forwards. */
+static void output_emit(struct output_stream *o, const char *p, size_t n, int flags)
 {
     static const char state[] = "hint: rank ";
     for (size_t i = 0; i < n; i++) /* hintrun waits for these after asking (report.c) */
         if ((i == 0 ? !o->midline : p[i - 1] == '\n') && n - i >= sizeof state - 1 &&
             memcmp(p + i, state, sizeof state - 1) == 0)
             o->state_lines++;
-    if (!tag) {
-        output_write_all(o->dest, p, n);
+    if (!flags) {
+        output_write_all(o, p, n);
         o->midline = n > 0 && p[n - 1] != '\n';
         return;
     }
-    char prefix[24];
-    int plen = snprintf(prefix, sizeof prefix, "[%d] ", o->rank);
+    char prefix[64];
+    int plen = output_prefix(o, flags, prefix, sizeof prefix);
     size_t lines = 1;
     for (size_t i = 0; i < n; i++)
         lines += p[i] == '\n';
     char *out = malloc(n + lines * (size_t)plen);
     if (!out) {
-        output_write_all(o->dest, p, n); /* untagged beats lost */
+        output_write_all(o, p, n); /* unprefixed beats lost */
         return;
     }
     size_t k = 0;
@@ -60,7 +80,7 @@ static void output_emit(struct output_stream *o, const char *p, size_t n, int ta
         out[k++] = p[i];
         o->midline = p[i] != '\n';
     }
-    output_write_all(o->dest, out, k);
+    output_write_all(o, out, k);
     free(out);
 }
 
@@ -107,13 +127,15 @@ void output_close(struct output_stream *o, int tag)
         return;
     if (o->len > 0) {
         output_emit(o, o->buf, o->len, tag);
-        /* a tagged stream must not leave a line open for the next rank to continue */
+        /* a prefixed stream must not leave a line open for the next rank to continue */
         if (tag && o->midline)
             output_emit(o, "\n", 1, tag);
     }
     close(o->fd);
     free(o->buf);
-    output_init(o, -1, o->rank, o->dest);
+    int dest = o->dest, own = o->own_dest;
+    output_init(o, -1, o->rank, dest);
+    o->own_dest = own;
 }
 
 void output_pump(struct output_stream *o, int tag)

@@ -260,7 +260,8 @@ static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nb
 /* ---------------------------------------------------------------- fork/exec */
 
 /* In the child: its own process group (so a signal to -pid reaches what it forks), death with
-   hintrun, default signal state, stdin from /dev/null, stdout/stderr into hintrun's pipes. */
+   hintrun, default signal state, stdin from hintrun's stdin pipe (--stdin) or /dev/null,
+   stdout/stderr into hintrun's pipes. */
 static void launch_child(const struct launch_job *job, int rank, int outw, int errw, char **env,
                          pid_t launcher)
 {
@@ -273,12 +274,16 @@ static void launch_child(const struct launch_job *job, int rank, int outw, int e
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
     launch_bind_child(job, rank);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
+    int in = launch_stdin_child_fd(job, rank);
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
         _exit(126);
-    execve(job->prog, job->opts->prog_argv, env);
+    const struct launch_app *app = launch_app_of(job->opts, rank);
+    const char *prog = job->progs[app - job->opts->apps];
+    execve(prog, app->argv, env);
     int e = errno;
-    dprintf(2, "hintrun: rank %d: cannot execute %s: %s\n", rank, job->prog, strerror(e));
+    dprintf(2, "hintrun: rank %d: cannot execute %s: %s\n", rank, prog, strerror(e));
     _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
@@ -316,11 +321,12 @@ int launch_spawn_rank(struct launch_job *job, int rank)
     r->pid = pid;
     r->running = 1;
     launch_watch_rank(job, pid);
+    launch_stdin_started(job, rank);
     job->nrunning++;
     fcntl(outp[0], F_SETFL, O_NONBLOCK);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    output_init(&r->out[0], outp[0], rank, 1);
-    output_init(&r->out[1], errp[0], rank, 2);
+    r->out[0].fd = outp[0]; /* the destinations were set up before (outdir.c) */
+    r->out[1].fd = errp[0];
     outp[0] = errp[0] = -1; /* now owned by the rank's streams */
     st = 0;
 out:

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -119,8 +120,9 @@ static void lt_collect(struct lt_run *r, int fds[2], const struct lt_signal *sig
     r->err = b[1].p;
 }
 
-int lt_run(struct lt_run *r, const char *const args[], const char *const extra_env[],
-           const struct lt_signal *sig)
+/* in_fd: hintrun's stdin, or -1 for /dev/null */
+static int lt_run_fd(struct lt_run *r, const char *const args[], const char *const extra_env[],
+                     const struct lt_signal *sig, int in_fd)
 {
     int po[2], pe[2], fds[2];
     size_t n = 0;
@@ -134,7 +136,10 @@ int lt_run(struct lt_run *r, const char *const args[], const char *const extra_e
         return -1;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
     char **env = lt_env(extra_env);
@@ -159,6 +164,26 @@ int lt_run(struct lt_run *r, const char *const args[], const char *const extra_e
     r->t_end = lt_now();
     r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     return 0;
+}
+
+int lt_run(struct lt_run *r, const char *const args[], const char *const extra_env[],
+           const struct lt_signal *sig)
+{
+    return lt_run_fd(r, args, extra_env, sig, -1);
+}
+
+int lt_run_input(struct lt_run *r, const char *const args[], const char *input)
+{
+    int fd = memfd_create("lt_stdin", MFD_CLOEXEC);
+    size_t n = strlen(input);
+    if (fd < 0 || write(fd, input, n) != (ssize_t)n || lseek(fd, 0, SEEK_SET) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = lt_run_fd(r, args, NULL, NULL, fd);
+    close(fd);
+    return rc;
 }
 
 void lt_run_free(struct lt_run *r)

@@ -30,6 +30,8 @@ const char *lt_rank(void);
    are added to the environment (NULL for none). Kills it after 60 s. */
 int lt_run(struct lt_run *r, const char *const args[], const char *const extra_env[],
            const struct lt_signal *sig);
+/* lt_run with input as hintrun's stdin (a memfd). */
+int lt_run_input(struct lt_run *r, const char *const args[], const char *input);
 void lt_run_free(struct lt_run *r);
 
 double lt_now(void);

@@ -19,9 +19,11 @@ Test(cli, help)
     struct lt_run r;
     RUN(&r, "--help");
     cr_expect_eq(r.status, 0);
-    const char *opts[] = {"usage: hintrun -n N", "--np", "--bind-to", "--hierarchy", "--order",
-                          "--report-bindings", "--tag-output", "--timeout", "-x NAME[=VALUE]",
-                          "--version"};
+    const char *opts[] = {"usage: hintrun -n N", "--np", "--bind-to core|l3|numa|socket|none",
+                          "--hierarchy", "--order", "--report-bindings", "--tag-output",
+                          "--timeout", "-x NAME[=VALUE]", "--version", "--stdin all|none|RANK",
+                          ": -n M PROGRAM2", "--output-filename DIR", "--timestamp-output",
+                          "--cpus-per-rank N", "--map-by core|l3|numa|socket"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         cr_expect(strstr(r.out, opts[i]), "--help does not mention %s:\n%s", opts[i], r.out);
     lt_run_free(&r);
@@ -67,8 +69,8 @@ Test(cli, bad_values)
 
 Test(cli, placement_errors)
 {
-    expect_usage_error((const char *[]){"-n", "1", "--bind-to", "socket", "true", NULL},
-                       "'core' or 'none'");
+    expect_usage_error((const char *[]){"-n", "1", "--bind-to", "board", "true", NULL},
+                       "core, l3, numa, socket or none");
     expect_usage_error((const char *[]){"-n", "2", "--hierarchy", "3", "true", NULL},
                        "hierarchy 3");
     expect_usage_error((const char *[]){"-n", "1", "--order", "1,0", "true", NULL},
