@@ -13,6 +13,10 @@
  *
  * A full partition never crashes: allocation falls back to glibc with a one-time warning, or
  * returns NULL with HINT_HEAP_STRICT=1.
+ *
+ * Built with -Dmalloc_override=disabled, or under AddressSanitizer (whose allocator must stay:
+ * ours would crash it before main()), none of this is compiled: malloc stays the C library's
+ * (or ASan's), and the heap serves hint_malloc and the collectives' staging only.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,9 +29,37 @@
 #include <unistd.h>
 
 #include "hint.h"
+#include "hint_config.h"
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HINT_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HINT_UNDER_ASAN 1
+#endif
+#if HINT_MALLOC_OVERRIDE && !defined(HINT_UNDER_ASAN)
+#define OVERRIDE 1
+#else
+#define OVERRIDE 0
+#endif
+
+static int strict = -1;
+
+bool heap_strict(void)
+{
+    if (strict < 0)
+        strict = rt_cfg_long("HINT_HEAP_STRICT") == 1;
+    return strict;
+}
+
+/* A forked child shares the mapping but must not allocate in the parent's partition. */
+static void child_after_fork(void) { heap.active = false; }
+
+#if OVERRIDE
 /* ---- glibc's allocator ---- */
 static struct {
     void *(*malloc)(size_t);
@@ -102,14 +134,6 @@ static void g_free(void *p)
 #define EXPORT __attribute__((visibility("default")))
 
 static atomic_bool warned_full;
-static int strict = -1;
-
-bool heap_strict(void)
-{
-    if (strict < 0)
-        strict = rt_cfg_long("HINT_HEAP_STRICT") == 1;
-    return strict;
-}
 
 /* The partition is full (or this thread cannot get a heap): glibc's, unless strict. */
 static void *fallback(size_t size, size_t align, bool zero)
@@ -229,9 +253,6 @@ EXPORT size_t malloc_usable_size(void *p)
     return heap_contains(p) ? heap_usable_size(p) : glibc_usable_size(p);
 }
 
-/* A forked child shares the mapping but must not allocate in the parent's partition. */
-static void child_after_fork(void) { heap.active = false; }
-
 int heap_check_glibc(void)
 {
     static bool registered;
@@ -248,6 +269,18 @@ int heap_check_glibc(void)
     }
     return HINT_SUCCESS;
 }
+#else
+/* No override: nothing to look up; malloc is never served from the heap. */
+int heap_check_glibc(void)
+{
+    static bool registered;
+    if (!registered) {
+        pthread_atfork(NULL, NULL, child_after_fork);
+        registered = true;
+    }
+    return HINT_SUCCESS;
+}
+#endif
 
 /* ---- public ---- */
 

@@ -42,7 +42,8 @@ static char **build_env(const char *const extra[])
         k++;
     char **env = calloc(n + k + 1, sizeof *env);
     memcpy(env, environ, n * sizeof *env);
-    memcpy(env + n, extra, k * sizeof *env);
+    if (k > 0) /* extra may be NULL: memcpy from NULL is undefined even for 0 bytes */
+        memcpy(env + n, extra, k * sizeof *env);
     return env;
 }
 

@@ -31,8 +31,10 @@ int main(int argc, char **argv)
     return sum != n;
 }
 C
+# a sanitizer build's libhint needs the sanitizer runtimes first: the program is built with them too
+san=$(ldd "$build/libhint.so" 2>/dev/null | grep -q libasan && echo "-fsanitize=address,undefined" || true)
 PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" \
-  cc -std=c11 -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs hint)
+  cc -std=c11 -Wall -Werror $san "$tmp/prog.c" -o "$tmp/prog" $(PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs hint)
 out=$(LD_LIBRARY_PATH="$root/$libdir" "$root/bin/hintrun" -n 3 "$tmp/prog")
 [ "$out" = "out-of-tree sum 3 of 3" ] || { echo "not ok 1 - out-of-tree program printed: $out"; exit 1; }
 echo "ok 1 - installed, built with pkg-config, ran under the installed hintrun: $out"

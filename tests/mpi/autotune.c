@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hint.h"
+#include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
@@ -22,7 +23,7 @@ static int index_of(const char *name)
 
 static void run(size_t block, int P, int *kept)
 {
-    unsigned char *s = malloc(block * (size_t)P), *r = malloc(block * (size_t)P);
+    unsigned char *s = heap_buffer(block * (size_t)P), *r = heap_buffer(block * (size_t)P); /* malloc, or hint_malloc */
     const char *prev = NULL;
     int changes = 0;
     for (int it = 0; it < 30; it++) {
@@ -43,15 +44,15 @@ static void run(size_t block, int P, int *kept)
     }
     RC_CHECK(changes == 0);
     *kept = index_of(prev);
-    free(s);
-    free(r);
+    heap_buffer_free(s);
+    heap_buffer_free(r);
 }
 
 /* allgather: the Morton algorithms against the message-based ones, one kept everywhere */
 static int run_allgather(size_t b, int P)
 {
     static const char *const names[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
-    unsigned char *s = malloc(b), *r = malloc(b * (size_t)P);
+    unsigned char *s = heap_buffer(b), *r = heap_buffer(b * (size_t)P);
     const char *prev = NULL;
     for (int it = 0; it < 40; it++) {
         memset(s, (rc_rank + it) & 0xff, b);
@@ -63,8 +64,8 @@ static int run_allgather(size_t b, int P)
         RC_CHECK(it < 30 || !prev || strcmp(prev, ran) == 0);
         prev = ran;
     }
-    free(s);
-    free(r);
+    heap_buffer_free(s);
+    heap_buffer_free(r);
     for (int i = 0; i < 5; i++)
         if (!strcmp(prev, names[i]))
             return i;

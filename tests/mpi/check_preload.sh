@@ -4,7 +4,10 @@
 set -u
 hintrun=$1 prog=$2 lib=$3
 echo "1..2"
-if out=$("$hintrun" -n 2 --shared-heap "$prog" "$lib" 1 2>&1); then
+if ! nm -D --defined-only "$lib" | grep -qw malloc; then
+  # built without the override (-Db_sanitize=address or -Dmalloc_override=disabled): nothing to preload
+  echo "ok 1 # SKIP $(basename "$lib") does not define malloc in this build (sanitizer or -Dmalloc_override=disabled)"
+elif out=$("$hintrun" -n 2 --shared-heap "$prog" "$lib" 1 2>&1); then
   echo "ok 1 - with --shared-heap: $(echo "$out" | head -1)"
 else
   echo "not ok 1 - with --shared-heap"; echo "$out" | sed 's/^/# /'; exit 1

@@ -17,6 +17,7 @@
 
 #include "collectives/coll.h"
 #include "hint.h"
+#include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
@@ -383,7 +384,7 @@ static long ival(int who, size_t i) { return (long)((who * 7 + i * 3 + (size_t)s
             RC_OK(hint_reduce(c->r == root ? sb : s, r, count, HTYPE, OPH, root, c->g));         \
         else                                                                                     \
             RC_OK(hint_reduce_scatter_block(sb, r, count, HTYPE, OPH, c->g));                    \
-        check_ran_as(c, count, mode == 2 && in_place);                                           \
+        check_ran_as(c, count, mode == 2 && in_place && MALLOC_ON_HEAP); /* copy: malloc'd */     \
         if (mode == 1 && c->r != root)                                                           \
             goto done;                                                                           \
         for (size_t i = 0; i < count; i++) {                                                     \

@@ -5,6 +5,9 @@
  *                   frees after finalize, a peer reading my buffer through its own mapping
  *   heap threads    8 threads allocating and freeing at once
  *   heap exhaust    a partition filled up: the fallback (HINT_HEAP_STRICT=1: NULL)
+ * In a build without the malloc override (AddressSanitizer, -Dmalloc_override=disabled) basics
+ * checks that malloc & co. stay off the heap instead, and the others take their heap buffers
+ * from hint_malloc (tests/common/malloc_heap.h).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -16,14 +19,33 @@
 
 #include "hint.h"
 #include "runtime/heap.h"
+#include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
 static int P;
 
-static void basics(void *before)
+/* Without the override every allocation function stays the C library's (or the sanitizer's). */
+static void allocs_stay_private(void *before)
 {
-    RC_CHECK(!hint_mem_shared(before));
+    void *m = malloc(100), *c = calloc(10, 10), *a = aligned_alloc(4096, 8192), *pm = NULL;
+    RC_CHECK(posix_memalign(&pm, 256, 1000) == 0);
+    void *all[] = {m, c, a, pm};
+    for (int i = 0; i < 4; i++)
+        RC_CHECK(all[i] != NULL && !hint_mem_shared(all[i]));
+    before = realloc(before, 100000);
+    RC_CHECK(before && !hint_mem_shared(before));
+    for (int i = 0; i < 4; i++)
+        free(all[i]);
+    free(before);
+    if (rc_rank == 0)
+        printf("heap basics: malloc is not overridden in this build (sanitizer or -Dmalloc_override=disabled); "
+               "malloc & co. checked off the heap, hint_malloc on it\n");
+}
+
+/* Every allocation function serves from the heap after init; glibc's memory stays glibc's. */
+static void allocs_on_heap(void *before)
+{
     void *m = malloc(100), *c = calloc(10, 10), *a = aligned_alloc(4096, 8192), *v = valloc(10), *mm = memalign(64, 100);
     void *pm = NULL;
     RC_CHECK(posix_memalign(&pm, 256, 1000) == 0);
@@ -46,13 +68,23 @@ static void basics(void *before)
         if (all[i] != all[0])
             free(all[i]);
     free(before);
+    free(m);
+}
+
+static void basics(void *before)
+{
+    RC_CHECK(!hint_mem_shared(before));
+    if (MALLOC_ON_HEAP)
+        allocs_on_heap(before);
+    else
+        allocs_stay_private(before);
     void *h = hint_malloc(1 << 20);
     RC_CHECK(h && hint_mem_shared(h));
     int on_stack;
     RC_CHECK(!hint_mem_shared(&on_stack) && !hint_mem_shared(NULL));
 
     /* a peer reads my heap buffer through its own mapping, given only the offset */
-    unsigned char *mine = malloc(4096);
+    unsigned char *mine = heap_buffer(4096);
     memset(mine, 0x40 + rc_rank, 4096);
     uint64_t off = heap_offset(mine), peer_off;
     RC_CHECK(off != UINT64_MAX);
@@ -62,9 +94,8 @@ static void basics(void *before)
     for (int i = 0; i < 4096; i++)
         RC_CHECK(theirs[i] == 0x40 + left);
     RC_OK(hint_barrier(HINT_WORLD));
-    free(mine);
+    heap_buffer_free(mine);
     hint_free(h);
-    free(m);
 }
 
 static void *churn(void *arg)
@@ -75,17 +106,17 @@ static void *churn(void *arg)
         int k = rand_r(&seed) % 64;
         if (slot[k]) {
             RC_CHECK(((unsigned char *)slot[k])[0] == (unsigned char)k);
-            free(slot[k]);
+            heap_buffer_free(slot[k]);
             slot[k] = NULL;
         } else {
             size_t n = 1 + (size_t)(rand_r(&seed) % 5000);
-            slot[k] = malloc(n);
+            slot[k] = heap_buffer(n);
             RC_CHECK(slot[k] && hint_mem_shared(slot[k]));
             memset(slot[k], k, n);
         }
     }
     for (int k = 0; k < 64; k++)
-        free(slot[k]);
+        heap_buffer_free(slot[k]);
     return NULL;
 }
 
@@ -98,19 +129,25 @@ static void threads(void)
         pthread_join(t[i], NULL);
 }
 
-/* Fill the partition (HINT_HEAP_SIZE=64M) with 4 MiB blocks until one is not on the heap. */
+/* Fill the partition (HINT_HEAP_SIZE=64M) with 4 MiB blocks until one is not on the heap (without
+   the override: until hint_malloc gives NULL, and the program falls back to malloc itself). */
 static void exhaust(void)
 {
     int strict = getenv("HINT_HEAP_STRICT") && atoi(getenv("HINT_HEAP_STRICT")) == 1;
     void *blocks[64];
     int n = 0;
     for (; n < 64; n++) {
-        blocks[n] = malloc(4 << 20);
+        blocks[n] = heap_buffer(4 << 20);
         if (blocks[n] == NULL || !hint_mem_shared(blocks[n]))
             break;
         memset(blocks[n], 1, 4 << 20);
     }
     RC_CHECK(n > 4 && n < 64); /* some fitted, then the partition was full */
+    if (!MALLOC_ON_HEAP) {
+        RC_CHECK(blocks[n] == NULL); /* hint_malloc: NULL, strict or not */
+        if (!strict)
+            blocks[n] = malloc(4 << 20);
+    }
     if (strict) {
         RC_CHECK(blocks[n] == NULL && errno == ENOMEM);
     } else {
@@ -124,11 +161,11 @@ static void exhaust(void)
         free(blocks[n]);
     }
     for (int i = 0; i < n; i++)
-        free(blocks[i]);
+        heap_buffer_free(blocks[i]);
     /* room again */
-    void *again = malloc(4 << 20);
+    void *again = heap_buffer(4 << 20);
     RC_CHECK(again && hint_mem_shared(again));
-    free(again);
+    heap_buffer_free(again);
 }
 
 int main(int argc, char **argv)
@@ -138,7 +175,7 @@ int main(int argc, char **argv)
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
-    void *kept = malloc(1000);
+    void *kept = heap_buffer(1000);
     RC_CHECK(hint_mem_shared(kept));
     if (!strcmp(what, "basics"))
         basics(before);
@@ -151,7 +188,7 @@ int main(int argc, char **argv)
     RC_OK(hint_finalize());
     /* after finalize: heap buffers are still valid and freeable; new ones are glibc's */
     memset(kept, 3, 1000);
-    free(kept);
+    heap_buffer_free(kept);
     void *after = malloc(100);
     RC_CHECK(after && !hint_mem_shared(after));
     free(after);

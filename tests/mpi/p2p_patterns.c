@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hint.h"
+#include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
@@ -254,7 +255,7 @@ static void buffer_kinds(void)
 {
     const size_t n = 300000; /* above every cell payload: rendezvous */
     unsigned char stack_send[n], stack_recv[n];
-    unsigned char *heap_send = malloc(n), *heap_recv = malloc(n);
+    unsigned char *heap_send = heap_buffer(n), *heap_recv = heap_buffer(n); /* malloc, or hint_malloc */
     unsigned char *map_send = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned char *map_recv = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     RC_CHECK(map_send != MAP_FAILED && map_recv != MAP_FAILED);
@@ -271,8 +272,8 @@ static void buffer_kinds(void)
             RC_CHECK(st.bytes == n);
             verify(recvs[r], n, prev, rc_rank, tag);
         }
-    free(heap_send);
-    free(heap_recv);
+    heap_buffer_free(heap_send);
+    heap_buffer_free(heap_recv);
     munmap(map_send, n);
     munmap(map_recv, n);
 }

@@ -4,7 +4,9 @@
  * allocates 200 MiB in blocks of mixed sizes and writes every byte. No rank may die of SIGBUS;
  * past what /dev/shm can back, allocations come from glibc (HINT_HEAP_STRICT=1: NULL, ENOMEM)
  * long before the partition itself is full; hint_malloc gives NULL; collectives on old and new
- * groups still work; every byte reads back. Prints one summary line per rank.
+ * groups still work; every byte reads back. Prints one summary line per rank. Without the
+ * malloc override (sanitizer builds) the program allocates with hint_malloc and falls back to
+ * malloc itself, as malloc would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "hint.h"
+#include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
@@ -50,6 +53,27 @@ static size_t size_of(int i)
     return sizes[i % 4];
 }
 
+/* malloc, or without the override what it does: the heap, else (unless strict) glibc's */
+static void *allocate(size_t n, int strict)
+{
+    if (MALLOC_ON_HEAP)
+        return malloc(n);
+    void *p = hint_malloc(n);
+    if (p == NULL && !strict)
+        p = malloc(n);
+    if (p == NULL)
+        errno = ENOMEM;
+    return p;
+}
+
+static void release(void *p)
+{
+    if (!MALLOC_ON_HEAP && hint_mem_shared(p))
+        hint_free(p);
+    else
+        free(p);
+}
+
 static unsigned char pattern(int i) { return (unsigned char)(rc_rank * 31 + i * 7 + 1); }
 
 int main(int argc, char **argv)
@@ -60,7 +84,7 @@ int main(int argc, char **argv)
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     int P;
     RC_OK(hint_group_size(HINT_WORLD, &P));
-    void *first = malloc(1 << 20); /* the heap's first block is reserved before /dev/shm fills */
+    void *first = heap_buffer(1 << 20); /* the heap's first block is reserved before /dev/shm fills */
     RC_CHECK(first && hint_mem_shared(first));
     long mine = rc_rank + 1, sum = 0, want = (long)P * (P + 1) / 2;
     RC_OK(hint_allreduce(&mine, &sum, 1, HINT_LONG, HINT_SUM, HINT_WORLD)); /* the world's staging area */
@@ -75,7 +99,7 @@ int main(int argc, char **argv)
     while (total < WANT && n < MAX_BLOCKS) {
         size_t sz = size_of(n);
         errno = 0;
-        blk[n] = malloc(sz);
+        blk[n] = allocate(sz, strict);
         if (blk[n] == NULL) {
             RC_CHECK(strict && errno == ENOMEM);
             nulls++;
@@ -127,10 +151,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         for (size_t j = 0; j < size_of(i); j++)
             bad += blk[i][j] != pattern(i);
-        free(blk[i]);
+        release(blk[i]);
     }
     RC_CHECK(bad == 0);
-    free(first);
+    heap_buffer_free(first);
     RC_OK(hint_barrier(HINT_WORLD));
     if (rc_rank == 0)
         unlink(fill_path);
