@@ -54,8 +54,18 @@ void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len
 /* The transport calls this once r's data has fully moved (status and error filled in). */
 static inline void rq_complete(struct hint_request_s *r) { r->complete = true; }
 
-/* Drive every transport once; cheap when nothing happened. */
-void rt_progress(void);
+/* Drive every transport once; cheap when nothing happened. Inline, with the started transports'
+   progress hooks in one array (runtime/transport.c): the innermost wait loop makes one indirect
+   call per transport and nothing else. */
+extern struct rt_progress_list {
+    int n;
+    void (*hook[4])(void);
+} rt_progress_list;
+static inline void rt_progress(void)
+{
+    for (int i = 0; i < rt_progress_list.n; i++)
+        rt_progress_list.hook[i]();
+}
 /* Progress until done(arg) is true, spinning, then yielding, then sleeping (runtime/wait.c). */
 void rt_wait_until(bool (*done)(void *), void *arg);
 void rt_wait_init(void);

@@ -8,10 +8,11 @@
 #include "runtime/runtime.h"
 #include "runtime/transport.h"
 
+const struct rt_transport **rt_of_world; /* per world rank: the transport that reaches it */
+
 static struct {
-    const struct rt_transport *active[4]; /* started, in hint_transports[] order */
+    const struct rt_transport *active[sizeof rt_progress_list.hook / sizeof rt_progress_list.hook[0]]; /* started, in hint_transports[] order */
     int nactive;
-    const struct rt_transport **of_world; /* per world rank: the transport that reaches it */
     const struct rt_transport *sleeper;   /* the one that can put this rank to sleep */
     const struct rt_transport *area_owner; /* the one that maps the node areas */
     struct {
@@ -40,14 +41,14 @@ void *rt_node_area(int id) { return T.area_owner && id >= 0 ? T.area_owner->node
 static int assign_peers(void)
 {
     int n = rt.boot.size;
-    T.of_world = calloc((size_t)n, sizeof *T.of_world);
-    if (T.of_world == NULL)
+    rt_of_world = calloc((size_t)n, sizeof *rt_of_world);
+    if (rt_of_world == NULL)
         return HINT_ERR_NOMEM;
     for (int w = 0; w < n; w++) {
-        for (int i = 0; i < T.nactive && !T.of_world[w]; i++)
+        for (int i = 0; i < T.nactive && !rt_of_world[w]; i++)
             if (T.active[i]->reaches(w))
-                T.of_world[w] = T.active[i];
-        if (T.of_world[w] == NULL) {
+                rt_of_world[w] = T.active[i];
+        if (rt_of_world[w] == NULL) {
             RT_ERR("transport", "no transport reaches rank %d (started: %d); the job cannot start", w, T.nactive);
             return HINT_ERR_TRANSPORT;
         }
@@ -64,6 +65,7 @@ int rt_transports_start(void)
             break;
         T.active[T.nactive++] = tp; /* before init: a failed init still gets its fini */
         CHECK_GOTO(tp->init(), out);
+        rt_progress_list.hook[rt_progress_list.n++] = tp->progress;
         if ((tp->caps & RT_TP_SLEEP) && !T.sleeper)
             T.sleeper = tp;
         if ((tp->caps & RT_TP_NODE_AREA) && !T.area_owner)
@@ -83,14 +85,14 @@ void rt_transports_stop(void)
 {
     for (int i = T.nactive - 1; i >= 0; i--)
         T.active[i]->fini();
-    free(T.of_world);
+    free(rt_of_world);
     rt_match_fini();
     T.nactive = 0;
-    T.of_world = NULL;
+    rt_progress_list.n = 0;
+    rt_of_world = NULL;
     T.sleeper = T.area_owner = NULL;
 }
 
-const struct rt_transport *rt_transport_of(int w) { return T.of_world[w]; }
 
 const struct rt_transport *rt_sleeper(void) { return T.sleeper; }
 
@@ -104,8 +106,4 @@ int rt_pending(void)
 
 void rt_wake(int w) { T.sleeper->wake(w); }
 
-void rt_progress(void)
-{
-    for (int i = 0; i < T.nactive; i++)
-        T.active[i]->progress();
-}
+struct rt_progress_list rt_progress_list;

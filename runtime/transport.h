@@ -78,8 +78,9 @@ extern const struct rt_component *const hint_components[];
 /* ---- for the runtime (runtime/transport.c) ---- */
 int rt_transports_start(void);
 void rt_transports_stop(void);
-/* The transport that reaches world rank w. */
-const struct rt_transport *rt_transport_of(int w);
+/* The transport that reaches world rank w (a table filled at start, read on every send). */
+extern const struct rt_transport **rt_of_world;
+static inline const struct rt_transport *rt_transport_of(int w) { return rt_of_world[w]; }
 /* Requests in flight in every transport and receives still waiting to be matched. */
 int rt_pending(void);
 const struct rt_transport *rt_sleeper(void);
