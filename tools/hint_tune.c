@@ -1,58 +1,153 @@
 /*
  * tools/hint_tune.c — hint-tune: measure every algorithm (and, for the shared-heap ones, every
- * copy mode) of a collective over a range of sizes at the current rank count, and write the
- * winners as a tuning file that HINT_TUNING_FILE loads (format: collectives/tune.h).
+ * copy mode) of each collective that has more than one, over a range of sizes at the current
+ * rank count, and write the winners as a tuning file that HINT_TUNING_FILE loads (version 1 of
+ * the format of collectives/rules.h: per operation, {"P": P, "rules": [...]}).
  *
- *   hintrun -n P hint-tune alltoall [--sizes 8:1M] [--iters N] [--out FILE]
+ *   hintrun -n P hint-tune [OP[,OP...]|all] [--sizes 8:1M] [--iters N] [--out FILE]
  *
- * Timing as hint-bench's default (warm-up, barrier, back-to-back calls), the slowest rank's
- * average counts. Consecutive sizes with the same winner become one rule. An existing FILE keeps
- * its entries for other operations and rank counts.
+ * A candidate counts only when every call of it returned HINT_SUCCESS on every rank and
+ * hint_coll_last says it ran: a forced algorithm that cannot run the call (HINT_ERR_UNSUPPORTED,
+ * or a fallback under HINT_COLL_FALLBACK) is not a timing. Timing as hint-bench's default
+ * (warm-up, barrier, back-to-back calls); the slowest rank's average counts. Consecutive sizes
+ * with the same winner become one rule. Operations whose selection does not see a size (barrier,
+ * alltoallv: the rules match their calls with 0 bytes) get one rule, the candidate fastest over
+ * all sizes, so that the file gives exactly the choices printed. An existing FILE keeps its
+ * entries for other operations and rank counts.
  */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/algs.h"
-#include "collectives/copy.h"
+#include "collectives/coll.h"
 #include "hint.h"
 
 struct cand {
     const char *alg;
-    int copy; /* -1: not a shared-heap algorithm */
+    int copy; /* -1: the default copy mode */
 };
 
 static const char *const copy_names[] = {"hybrid", "temporal", "nt"};
 
+struct bufs {
+    char *s, *r;
+    size_t *counts, *displs; /* v variants: P equal blocks */
+};
+
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hintrun -n P hint-tune alltoall [--sizes A:B] [--iters N] [--out FILE]\n"
-                "Measures every alltoall algorithm (shared-heap ones in each copy mode) for bytes per block\n"
-                "from A to B (powers of two, default 8:1M) and writes the fastest per size as rules for P\n"
-                "ranks into FILE (default hint-tuning.json; other entries in it are kept).\n");
+    fprintf(to,
+        "usage: hintrun -n P hint-tune [OP[,OP...]|all] [--sizes A:B] [--iters N] [--out FILE]\n"
+        "Measures every algorithm of each collective OP that has more than one (shared-heap ones in\n"
+        "each copy mode; default: all of them) for sizes from A to B bytes (powers of two, default\n"
+        "8:1M; bytes of one rank's block, of the whole message for bcast, reduce and allreduce) and\n"
+        "writes the fastest per size as rules for P ranks into FILE (default hint-tuning.json; its\n"
+        "other entries are kept). Load it with HINT_TUNING_FILE=FILE.\n"
+        "A candidate whose call fails (e.g. HINT_ERR_UNSUPPORTED) on any rank, or that is not the\n"
+        "algorithm hint_coll_last reports, is skipped, not timed. barrier and alltoallv get one rule\n"
+        "(their selection does not see a size).\n"
+        "  --iters N   calls per measurement (default: 500 for small messages down to 10 for large)\n");
 }
 
-static size_t parse_size(const char *s)
+static int parse_size(const char *s, size_t *out)
 {
     char *e;
     double v = strtod(s, &e);
     size_t m = *e == 'K' || *e == 'k' ? 1024 : *e == 'M' || *e == 'm' ? 1 << 20 : 1;
-    return (size_t)(v * (double)m);
+    if (e == s || (*e && m == 1) || (m > 1 && e[1]) || v < 1 || v > 1e12)
+        return -1;
+    *out = (size_t)(v * (double)m);
+    return 0;
 }
 
-static double measure(size_t block, int P, int iters, void *s, void *r)
+/* ---------------------------------------------------------------- one call of each operation */
+
+static bool op_is_reduction(int op)
 {
+    return op == COLL_REDUCE || op == COLL_ALLREDUCE || op == COLL_REDUCE_SCATTER_BLOCK;
+}
+
+/* 1 when the rules see the call's size (see rules.h and the file comment) */
+static bool op_sized(int op)
+{
+    return op != COLL_BARRIER && op != COLL_ALLTOALLV;
+}
+
+/* One call of op with b bytes (per block, or the whole message for bcast/reduce/allreduce). */
+static int run_op(int op, size_t b, struct bufs *x, int P)
+{
+    hint_group w = HINT_WORLD;
+    for (int i = 0; i < P; i++) {
+        x->counts[i] = b;
+        x->displs[i] = b * (size_t)i;
+    }
+    switch (op) {
+    case COLL_BARRIER: return hint_barrier(w);
+    case COLL_BCAST: return hint_bcast(x->s, b, HINT_BYTE, 0, w);
+    case COLL_REDUCE: return hint_reduce(x->s, x->r, b / 8, HINT_DOUBLE, HINT_SUM, 0, w);
+    case COLL_ALLREDUCE: return hint_allreduce(x->s, x->r, b / 8, HINT_DOUBLE, HINT_SUM, w);
+    case COLL_REDUCE_SCATTER_BLOCK:
+        return hint_reduce_scatter_block(x->s, x->r, b / 8, HINT_DOUBLE, HINT_SUM, w);
+    case COLL_GATHER: return hint_gather(x->s, b, HINT_BYTE, x->r, b, HINT_BYTE, 0, w);
+    case COLL_SCATTER: return hint_scatter(x->s, b, HINT_BYTE, x->r, b, HINT_BYTE, 0, w);
+    case COLL_ALLGATHER: return hint_allgather(x->s, b, HINT_BYTE, x->r, b, HINT_BYTE, w);
+    case COLL_ALLTOALL: return hint_alltoall(x->s, b, HINT_BYTE, x->r, b, HINT_BYTE, w);
+    case COLL_ALLGATHERV:
+        return hint_allgatherv(x->s, b, HINT_BYTE, x->r, x->counts, x->displs, HINT_BYTE, w);
+    case COLL_ALLTOALLV:
+        return hint_alltoallv(x->s, x->counts, x->displs, HINT_BYTE, x->r, x->counts, x->displs, HINT_BYTE, w);
+    default: return HINT_ERR_UNSUPPORTED;
+    }
+}
+
+/* The slowest rank's average time of op with candidate c, or a negative value when c did not
+   run on every rank (a failed status, or another algorithm ran). */
+static double measure(int op, const struct cand *c, size_t b, int iters, struct bufs *x, int P)
+{
+    const char *name = coll_tables[op].op, *ran = NULL;
+    int bad = 0, any_bad = 0;
+    hint_coll_set(name, c->alg);
+    coll_copy_override = c->copy;
     for (int i = 0; i < 3; i++)
-        hint_alltoall(s, block, HINT_BYTE, r, block, HINT_BYTE, HINT_WORLD);
+        bad |= run_op(op, b, x, P) != HINT_SUCCESS;
+    bad |= hint_coll_last(name, &ran) != HINT_SUCCESS || !ran || strcmp(ran, c->alg) != 0;
+    hint_allreduce(&bad, &any_bad, 1, HINT_INT, HINT_MAX, HINT_WORLD);
+    if (any_bad)
+        return -1;
     hint_barrier(HINT_WORLD);
     double t0 = hint_wtime();
     for (int i = 0; i < iters; i++)
-        hint_alltoall(s, block, HINT_BYTE, r, block, HINT_BYTE, HINT_WORLD);
+        bad |= run_op(op, b, x, P) != HINT_SUCCESS;
     double t = (hint_wtime() - t0) / iters, worst;
     hint_allreduce(&t, &worst, 1, HINT_DOUBLE, HINT_MAX, HINT_WORLD);
-    (void)P;
-    return worst;
+    hint_allreduce(&bad, &any_bad, 1, HINT_INT, HINT_MAX, HINT_WORLD);
+    return any_bad ? -1 : worst;
+}
+
+/* ---------------------------------------------------------------- candidates and rules */
+
+static int list_cands(int op, struct cand *cands, int cap)
+{
+    const struct coll_table *t = &coll_tables[op];
+    int nc = 0;
+    for (int i = 0; i < t->nalgs; i++) {
+        bool heap = strncmp(t->algs[i].desc, "shared heap", 11) == 0;
+        for (int m = 0; m < (heap ? 3 : 1) && nc < cap; m++)
+            cands[nc++] = (struct cand){t->algs[i].name, heap ? m : -1};
+    }
+    return nc;
+}
+
+static json_t *rule_of(const struct cand *c, size_t max_bytes)
+{
+    json_t *rule = json_pack("{s:s}", "algorithm", c->alg);
+    if (max_bytes)
+        json_object_set_new(rule, "max_bytes", json_integer((json_int_t)max_bytes));
+    if (c->copy >= 0)
+        json_object_set_new(rule, "copy", json_string(copy_names[c->copy]));
+    return rule;
 }
 
 /* Replace the entry for P of op in root (an object), keeping everything else. */
@@ -75,111 +170,228 @@ static void put_entry(json_t *root, const char *op, int P, json_t *rules)
     json_array_append_new(arr, json_pack("{s:i, s:o}", "P", P, "rules", rules));
 }
 
-int main(int argc, char **argv)
+static int iters_for(size_t bytes, int P, int iters)
 {
-    const char *out = "hint-tuning.json", *op = NULL;
-    size_t lo = 8, hi = 1 << 20;
-    int iters = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            char *c = strchr(argv[++i], ':');
-            if (!c) {
-                fprintf(stderr, "hint-tune: --sizes wants A:B\n");
-                return 2;
-            }
-            *c = '\0';
-            lo = parse_size(argv[i]);
-            hi = parse_size(c + 1);
-        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-            iters = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] != '-' && !op) {
-            op = argv[i];
-        } else {
-            fprintf(stderr, "hint-tune: unknown or incomplete option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!op || strcmp(op, "alltoall") != 0 || lo < 1 || hi < lo) {
-        fprintf(stderr, "hint-tune: only 'alltoall' can be tuned so far, with sizes 1 <= A <= B\n");
-        return 2;
-    }
-    if (hint_init(&argc, &argv) != HINT_SUCCESS)
-        return 1;
-    int rank, P;
-    hint_group_rank(HINT_WORLD, &rank);
-    hint_group_size(HINT_WORLD, &P);
-    const struct coll_table *t = &coll_tables[COLL_ALLTOALL];
-    struct cand cands[32];
-    int nc = 0;
-    for (int i = 0; i < t->nalgs && nc < 29; i++) {
-        bool heap = t->algs[i].applicable == coll_shm_ok;
-        for (int m = 0; m < (heap ? 3 : 1); m++)
-            cands[nc++] = (struct cand){t->algs[i].name, heap ? m : -1};
-    }
-    void *s = malloc(hi * (size_t)P), *r = malloc(hi * (size_t)P);
-    memset(s, 1, hi * (size_t)P);
+    if (iters > 0)
+        return iters;
+    size_t all = bytes * (size_t)P;
+    return all <= 65536 ? 500 : all <= (4u << 20) ? 50 : 10;
+}
+
+static void print_choice(int rank, const char *label, size_t b, const struct cand *c, double t)
+{
+    if (rank != 0)
+        return;
+    if (b)
+        printf("%-22s %10zu B  %-18s %-8s %10.3f us\n", label, b, c->alg,
+               c->copy >= 0 ? copy_names[c->copy] : "-", t * 1e6);
+    else
+        printf("%-22s %10s    %-18s %-8s %10.3f us\n", label, "any", c->alg,
+               c->copy >= 0 ? copy_names[c->copy] : "-", t * 1e6);
+}
+
+/* Tunes op over lo..hi; returns its rules (NULL when no candidate ran at all). */
+static json_t *tune_op(int op, size_t lo, size_t hi, int iters, struct bufs *x, int P, int rank)
+{
+    struct cand cands[64];
+    double sum[64] = {0};
+    int ok[64];
+    int nc = list_cands(op, cands, 64);
+    const char *name = coll_tables[op].op;
     json_t *rules = json_array();
-    const char *prev_alg = NULL;
-    int prev_copy = -2;
-    if (rank == 0)
-        printf("# hint-tune alltoall, P=%d: fastest per block size (slowest rank's average)\n", P);
+    int prev = -1;
+    if (op_is_reduction(op) && lo < 8)
+        lo = 8; /* a double at least */
+    if (op == COLL_BARRIER)
+        hi = lo;
+    for (int k = 0; k < nc; k++)
+        ok[k] = 1;
     for (size_t b = lo; b <= hi; b *= 2) {
-        int n = iters > 0 ? iters : (int)(b * (size_t)P <= 65536 ? 500 : b * (size_t)P <= (4 << 20) ? 50 : 10);
         int best = -1;
         double best_t = 0;
         for (int k = 0; k < nc; k++) {
-            hint_coll_set("alltoall", cands[k].alg);
-            coll_copy_override = cands[k].copy;
-            double tk = measure(b, P, n, s, r);
+            double tk = measure(op, &cands[k], b, iters_for(b, P, iters), x, P);
+            if (tk < 0) {
+                ok[k] = 0; /* cannot run at some size: not a candidate for a size-blind rule */
+                continue;
+            }
+            sum[k] += tk;
             if (best < 0 || tk < best_t) {
                 best = k;
                 best_t = tk;
             }
         }
-        if (rank == 0)
-            printf("%10zu B  %-10s %-8s %10.3f us\n", b, cands[best].alg,
-                   cands[best].copy >= 0 ? copy_names[cands[best].copy] : "-", best_t * 1e6);
-        /* extend the last rule or start a new one */
-        if (prev_alg && !strcmp(prev_alg, cands[best].alg) && prev_copy == cands[best].copy) {
-            json_object_set_new(json_array_get(rules, json_array_size(rules) - 1), "max_bytes", json_integer((json_int_t)b));
-        } else {
-            json_t *rule = json_pack("{s:i, s:s}", "max_bytes", (json_int_t)b, "algorithm", cands[best].alg);
-            if (cands[best].copy >= 0)
-                json_object_set_new(rule, "copy", json_string(copy_names[cands[best].copy]));
-            json_array_append_new(rules, rule);
+        if (best < 0 || !op_sized(op))
+            continue;
+        print_choice(rank, name, b, &cands[best], best_t);
+        if (prev >= 0 && prev == best) /* extend the last rule */
+            json_object_set_new(json_array_get(rules, json_array_size(rules) - 1), "max_bytes",
+                                json_integer((json_int_t)b));
+        else
+            json_array_append_new(rules, rule_of(&cands[best], b));
+        prev = best;
+    }
+    if (!op_sized(op)) {
+        for (int k = 0; k < nc; k++)
+            if (ok[k] && (prev < 0 || sum[k] < sum[prev]))
+                prev = k;
+        if (prev >= 0) {
+            print_choice(rank, name, 0, &cands[prev], sum[prev]);
+            json_array_append_new(rules, rule_of(&cands[prev], 0));
         }
-        prev_alg = cands[best].alg;
-        prev_copy = cands[best].copy;
+    }
+    hint_coll_set(name, "auto");
+    coll_copy_override = -1;
+    if (json_array_size(rules) == 0) {
+        json_decref(rules);
+        return NULL;
     }
     /* the last rule covers everything larger too */
     json_object_del(json_array_get(rules, json_array_size(rules) - 1), "max_bytes");
-    int rc = 0;
-    if (rank == 0) {
-        json_t *root = json_load_file(out, 0, NULL);
-        if (!json_is_object(root)) {
-            json_decref(root);
-            root = json_pack("{s:i}", "version", 1);
-        }
-        put_entry(root, "alltoall", P, rules);
-        if (json_dump_file(root, out, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
-            fprintf(stderr, "hint-tune: cannot write %s\n", out);
-            rc = 1;
-        } else {
-            printf("# wrote %s: load it with HINT_TUNING_FILE=%s\n", out, out);
-        }
-        json_decref(root);
-    } else {
-        json_decref(rules);
+    return rules;
+}
+
+/* ---------------------------------------------------------------- command line */
+
+struct opts {
+    bool ops[COLL_NOPS];
+    size_t lo, hi;
+    int iters;
+    const char *out;
+};
+
+static bool tunable(int op)
+{
+    return coll_tables[op].nalgs > 1 && (op_sized(op) || op == COLL_BARRIER || op == COLL_ALLTOALLV);
+}
+
+static int parse_ops(char *list, struct opts *o)
+{
+    if (!strcmp(list, "all")) {
+        for (int op = 0; op < COLL_NOPS; op++)
+            o->ops[op] = tunable(op);
+        return 0;
     }
-    free(s);
-    free(r);
-    hint_coll_set("alltoall", "auto");
+    for (char *save = NULL, *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int op = coll_op_by_name(w);
+        if (op < 0) {
+            fprintf(stderr, "hint-tune: '%s' is not a collective operation\n", w);
+            return 2;
+        }
+        if (!tunable(op)) {
+            fprintf(stderr, "hint-tune: %s has one algorithm only: nothing to tune\n", w);
+            return 2;
+        }
+        o->ops[op] = true;
+    }
+    return 0;
+}
+
+/* -1 to go on, else the exit status */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    char *ops = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--sizes") && has_value) {
+            char *c = strchr(argv[++i], ':');
+            if (c)
+                *c = '\0';
+            if (!c || parse_size(argv[i], &o->lo) || parse_size(c + 1, &o->hi) || o->hi < o->lo) {
+                fprintf(stderr, "hint-tune: --sizes wants A:B with 1 <= A <= B (e.g. 8:64K)\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--iters") && has_value) {
+            char *e;
+            long v = strtol(argv[++i], &e, 10);
+            if (*e || e == argv[i] || v < 1 || v > 1000000) {
+                fprintf(stderr, "hint-tune: --iters wants a count from 1 to 1000000, not '%s'\n", argv[i]);
+                return 2;
+            }
+            o->iters = (int)v;
+        } else if (!strcmp(a, "--out") && has_value) {
+            o->out = argv[++i];
+        } else if (a[0] != '-' && !ops) {
+            ops = argv[i];
+        } else {
+            fprintf(stderr, "hint-tune: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    char all[] = "all";
+    return parse_ops(ops ? ops : all, o) ? 2 : -1;
+}
+
+static int write_file(const struct opts *o, json_t *const per_op[], int P)
+{
+    json_error_t err;
+    json_t *root = json_load_file(o->out, 0, &err);
+    if (root && json_integer_value(json_object_get(root, "version")) != 1) {
+        fprintf(stderr, "hint-tune: %s is not a version 1 tuning file; not changing it\n", o->out);
+        json_decref(root);
+        return 1;
+    }
+    if (!json_is_object(root)) {
+        json_decref(root);
+        root = json_pack("{s:i}", "version", 1);
+    }
+    for (int op = 0; op < COLL_NOPS; op++)
+        if (per_op[op])
+            put_entry(root, coll_tables[op].op, P, json_incref(per_op[op]));
+    int rc = 0;
+    if (json_dump_file(root, o->out, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
+        fprintf(stderr, "hint-tune: cannot write %s\n", o->out);
+        rc = 1;
+    } else {
+        printf("# wrote %s: load it with HINT_TUNING_FILE=%s\n", o->out, o->out);
+    }
+    json_decref(root);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {.lo = 8, .hi = 1 << 20, .out = "hint-tuning.json"};
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    if (hint_init(&argc, &argv) != HINT_SUCCESS)
+        return 1;
+    int rank, P;
+    hint_group_rank(HINT_WORLD, &rank);
+    hint_group_size(HINT_WORLD, &P);
+    struct bufs x = {malloc(o.hi * (size_t)P), malloc(o.hi * (size_t)P),
+                     calloc((size_t)P, sizeof(size_t)), calloc((size_t)P, sizeof(size_t))};
+    if (!x.s || !x.r || !x.counts || !x.displs) {
+        fprintf(stderr, "hint-tune: cannot allocate 2 x %zu bytes\n", o.hi * (size_t)P);
+        hint_abort(1);
+    }
+    memset(x.s, 1, o.hi * (size_t)P);
+    memset(x.r, 0, o.hi * (size_t)P);
+    json_t *per_op[COLL_NOPS] = {0};
+    if (rank == 0)
+        printf("# hint-tune, P=%d: fastest per size (slowest rank's average); columns: operation, "
+               "bytes, algorithm, copy mode, time\n", P);
+    for (int op = 0; op < COLL_NOPS; op++) {
+        if (!o.ops[op])
+            continue;
+        per_op[op] = tune_op(op, o.lo, o.hi, o.iters, &x, P, rank);
+        if (!per_op[op] && rank == 0)
+            fprintf(stderr, "hint-tune: no algorithm of %s ran at these sizes; no rules for it\n",
+                    coll_tables[op].op);
+    }
+    rc = rank == 0 ? write_file(&o, per_op, P) : 0;
+    for (int op = 0; op < COLL_NOPS; op++)
+        json_decref(per_op[op]);
+    free(x.s);
+    free(x.r);
+    free(x.counts);
+    free(x.displs);
     hint_finalize();
     return rc;
 }
