@@ -192,9 +192,12 @@ static char *my_partition(void) { return heap.base + (size_t)heap.me * heap.part
 /* Reserve [off, off + len) of my partition in /dev/shm: afterwards touching it cannot SIGBUS. */
 static int back(size_t off, size_t len)
 {
-    if (fallocate(reserve.fd, 0, (off_t)((size_t)heap.me * heap.part + off), (off_t)len) == 0)
-        return 0;
-    return errno;
+    /* tmpfs gives up with EINTR when a signal arrives (profilers, SIGCHLD): that is no full
+       /dev/shm, and it returns what it took, so ask again */
+    while (fallocate(reserve.fd, 0, (off_t)((size_t)heap.me * heap.part + off), (off_t)len) != 0)
+        if (errno != EINTR)
+            return errno;
+    return 0;
 }
 
 /* The keeper owns the plugs: it makes one per arena block at start, then frees the lowest ones
