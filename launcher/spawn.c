@@ -336,25 +336,35 @@ out:
     return st;
 }
 
-/* The libhint.so beside this hintrun: the build tree's when hintrun runs from it, else the
-   installed one. */
+/* The libhint.so beside this hintrun, found relative to hintrun itself so that an install can
+   be moved (and a build tree's hintrun never preloads an installed libhint, nor the reverse):
+   <bindir>/../<libdir>/libhint.so.0 when installed, <build>/launcher/../libhint.so in the
+   build tree. No absolute path is compiled in. */
 int launch_find_libhint(struct launch_job *job)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    const char *candidates[2] = {HINT_BUILD_LIBHINT, HINT_INSTALL_LIBHINT};
-    if (strncmp(self, HINT_BUILD_ROOT "/", strlen(HINT_BUILD_ROOT) + 1) != 0) {
-        candidates[0] = HINT_INSTALL_LIBHINT;
-        candidates[1] = HINT_BUILD_LIBHINT;
+    if (n <= 0) {
+        fprintf(stderr, "hintrun: --shared-heap: cannot read /proc/self/exe: %s\n", strerror(errno));
+        return 2;
     }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    *slash = '\0'; /* the directory of hintrun */
+    const char *rel[2] = {HINT_LIBDIR_FROM_BINDIR "/libhint.so.0", "../libhint.so"};
     for (int i = 0; i < 2; i++) {
-        if (access(candidates[i], R_OK) == 0) {
-            snprintf(job->libhint, sizeof job->libhint, "%s", candidates[i]);
+        /* an absolute libdir (not relocatable) is taken as it is */
+        int len = rel[i][0] == '/' ? snprintf(job->libhint, sizeof job->libhint, "%s", rel[i])
+                                   : snprintf(job->libhint, sizeof job->libhint, "%s/%s", self, rel[i]);
+        if (len > 0 && (size_t)len < sizeof job->libhint && access(job->libhint, R_OK) == 0) {
+            char real[PATH_MAX];
+            if (realpath(job->libhint, real))
+                snprintf(job->libhint, sizeof job->libhint, "%s", real);
             return 0;
         }
     }
-    fprintf(stderr, "hintrun: --shared-heap: libhint.so is neither at %s nor at %s\n", HINT_INSTALL_LIBHINT,
-            HINT_BUILD_LIBHINT);
+    fprintf(stderr, "hintrun: --shared-heap: no libhint.so beside this hintrun (looked for %s/%s and "
+            "%s/%s)\n", self, rel[0], self, rel[1]);
+    job->libhint[0] = '\0';
     return 2;
 }
