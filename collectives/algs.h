@@ -7,14 +7,7 @@
 #include <stdlib.h>
 
 #include "collectives/coll.h"
-
-/* Jump to the function's `out:` with st set when a call fails. */
-#define CHECK_ST(call)                                                                           \
-    do {                                                                                         \
-        st = (call);                                                                             \
-        if (st != HINT_SUCCESS)                                                                  \
-            goto out;                                                                            \
-    } while (0)
+#include "runtime/runtime.h" /* CHECK_GOTO, the one error-path shape */
 
 int barrier_dissemination(struct coll_args *a);
 int barrier_shm(struct coll_args *a);

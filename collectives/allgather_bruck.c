@@ -11,12 +11,12 @@ int allgather_bruck(struct coll_args *a)
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     size_t b = a->block;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch((size_t)P * b, &tmp));
+    CHECK_GOTO(coll_scratch((size_t)P * b, &tmp), out);
     char *t = tmp;
     copy_bytes(t, a->sbuf, b);
     for (int d = 1; d < P; d *= 2) {
         size_t n = (size_t)(d < P - d ? d : P - d) * b;
-        CHECK_ST(coll_sendrecv(t, n, (r - d + P) % P, t + (size_t)d * b, n, (r + d) % P, a));
+        CHECK_GOTO(coll_sendrecv(t, n, (r - d + P) % P, t + (size_t)d * b, n, (r + d) % P, a), out);
     }
     for (int i = 0; i < P; i++)
         copy_bytes(a->rbuf + (size_t)((r + i) % P) * b, t + (size_t)i * b, b);

@@ -14,7 +14,7 @@ int allgather_recursive_doubling(struct coll_args *a)
     for (int mask = 1; mask < a->size; mask <<= 1) {
         int peer = r ^ mask;
         size_t mine = (size_t)(r & ~(mask - 1)) * b, theirs = (size_t)(peer & ~(mask - 1)) * b;
-        CHECK_ST(coll_sendrecv(a->rbuf + mine, (size_t)mask * b, peer, a->rbuf + theirs, (size_t)mask * b, peer, a));
+        CHECK_GOTO(coll_sendrecv(a->rbuf + mine, (size_t)mask * b, peer, a->rbuf + theirs, (size_t)mask * b, peer, a), out);
     }
 out:
     return st;

@@ -12,8 +12,8 @@ int allgather_ring(struct coll_args *a)
     copy_bytes(a->rbuf + (size_t)r * b, a->sbuf, b);
     for (int s = 0; s < P - 1; s++) {
         int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
-        CHECK_ST(coll_sendrecv(a->rbuf + (size_t)sb * b, b, (r + 1) % P, a->rbuf + (size_t)rb * b, b,
-                               (r - 1 + P) % P, a));
+        CHECK_GOTO(coll_sendrecv(a->rbuf + (size_t)sb * b, b, (r + 1) % P, a->rbuf + (size_t)rb * b, b,
+                               (r - 1 + P) % P, a), out);
     }
 out:
     return st;

@@ -12,10 +12,10 @@ int allgatherv_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < P; p++)
         if (p != r)
-            CHECK_ST(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]));
+            CHECK_GOTO(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]), out);
     for (int p = 0; p < P; p++)
         if (p != r)
-            CHECK_ST(coll_isend(a->sbuf, a->block, p, a, &rq[P + p]));
+            CHECK_GOTO(coll_isend(a->sbuf, a->block, p, a, &rq[P + p]), out);
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf, a->rcounts[r]);
 out:
     return coll_wait_free(rq, 2 * (size_t)P, st);

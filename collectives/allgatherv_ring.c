@@ -10,8 +10,8 @@ int allgatherv_ring(struct coll_args *a)
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf, a->rcounts[r]);
     for (int s = 0; s < P - 1; s++) {
         int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
-        CHECK_ST(coll_sendrecv(a->rbuf + a->rdispls[sb], a->rcounts[sb], (r + 1) % P, a->rbuf + a->rdispls[rb],
-                               a->rcounts[rb], (r - 1 + P) % P, a));
+        CHECK_GOTO(coll_sendrecv(a->rbuf + a->rdispls[sb], a->rcounts[sb], (r + 1) % P, a->rbuf + a->rdispls[rb],
+                               a->rcounts[rb], (r - 1 + P) % P, a), out);
     }
 out:
     return st;

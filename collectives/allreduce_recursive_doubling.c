@@ -10,7 +10,7 @@ int allreduce_recursive_doubling(struct coll_args *a)
 {
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch(a->block, &tmp));
+    CHECK_GOTO(coll_scratch(a->block, &tmp), out);
     copy_bytes(a->rbuf, a->sbuf, a->block);
     int pof2 = 1;
     while (pof2 * 2 <= P)
@@ -18,10 +18,10 @@ int allreduce_recursive_doubling(struct coll_args *a)
     int rem = P - pof2, newrank;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            CHECK_ST(coll_send(a->rbuf, a->block, r + 1, a));
+            CHECK_GOTO(coll_send(a->rbuf, a->block, r + 1, a), out);
             newrank = -1;
         } else {
-            CHECK_ST(coll_recv(tmp, a->block, r - 1, a));
+            CHECK_GOTO(coll_recv(tmp, a->block, r - 1, a), out);
             op_reduce(a->op, a->basic, tmp, a->rbuf, a->count);
             newrank = r / 2;
         }
@@ -32,15 +32,15 @@ int allreduce_recursive_doubling(struct coll_args *a)
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int np = newrank ^ mask;
             int peer = np < rem ? np * 2 + 1 : np + rem;
-            CHECK_ST(coll_sendrecv(a->rbuf, a->block, peer, tmp, a->block, peer, a));
+            CHECK_GOTO(coll_sendrecv(a->rbuf, a->block, peer, tmp, a->block, peer, a), out);
             op_reduce(a->op, a->basic, tmp, a->rbuf, a->count);
         }
     }
     if (r < 2 * rem) {
         if (r % 2)
-            CHECK_ST(coll_send(a->rbuf, a->block, r - 1, a));
+            CHECK_GOTO(coll_send(a->rbuf, a->block, r - 1, a), out);
         else
-            CHECK_ST(coll_recv(a->rbuf, a->block, r + 1, a));
+            CHECK_GOTO(coll_recv(a->rbuf, a->block, r + 1, a), out);
     }
 out:
     free(tmp);

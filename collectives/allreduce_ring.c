@@ -20,18 +20,18 @@ int allreduce_ring(struct coll_args *a)
     int right = (r + 1) % P, left = (r - 1 + P) % P;
     size_t es = a->esize, first, len, rfirst, rlen;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch((a->count / (size_t)P + 1) * es, &tmp));
+    CHECK_GOTO(coll_scratch((a->count / (size_t)P + 1) * es, &tmp), out);
     copy_bytes(a->rbuf, a->sbuf, a->block);
     for (int s = 0; s < P - 1; s++) {
         chunk(a->count, P, (r - s + P) % P, &first, &len);
         chunk(a->count, P, (r - s - 1 + 2 * P) % P, &rfirst, &rlen);
-        CHECK_ST(coll_sendrecv(a->rbuf + first * es, len * es, right, tmp, rlen * es, left, a));
+        CHECK_GOTO(coll_sendrecv(a->rbuf + first * es, len * es, right, tmp, rlen * es, left, a), out);
         op_reduce(a->op, a->basic, tmp, a->rbuf + rfirst * es, rlen);
     }
     for (int s = 0; s < P - 1; s++) {
         chunk(a->count, P, (r + 1 - s + P) % P, &first, &len);
         chunk(a->count, P, (r - s + P) % P, &rfirst, &rlen);
-        CHECK_ST(coll_sendrecv(a->rbuf + first * es, len * es, right, a->rbuf + rfirst * es, rlen * es, left, a));
+        CHECK_GOTO(coll_sendrecv(a->rbuf + first * es, len * es, right, a->rbuf + rfirst * es, rlen * es, left, a), out);
     }
 out:
     free(tmp);

@@ -11,9 +11,9 @@ int alltoall_bruck(struct coll_args *a)
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     size_t b = a->block;
     void *tmp = NULL, *pack = NULL, *unpack = NULL;
-    CHECK_ST(coll_scratch((size_t)P * b, &tmp));
-    CHECK_ST(coll_scratch(((size_t)P / 2 + 1) * b, &pack));
-    CHECK_ST(coll_scratch(((size_t)P / 2 + 1) * b, &unpack));
+    CHECK_GOTO(coll_scratch((size_t)P * b, &tmp), out);
+    CHECK_GOTO(coll_scratch(((size_t)P / 2 + 1) * b, &pack), out);
+    CHECK_GOTO(coll_scratch(((size_t)P / 2 + 1) * b, &unpack), out);
     char *t = tmp, *pk = pack, *up = unpack;
     for (int i = 0; i < P; i++)
         copy_bytes(t + (size_t)i * b, a->sbuf + (size_t)((r + i) % P) * b, b);
@@ -22,7 +22,7 @@ int alltoall_bruck(struct coll_args *a)
         for (int i = 0; i < P; i++)
             if (i & d)
                 copy_bytes(pk + n++ * b, t + (size_t)i * b, b);
-        CHECK_ST(coll_sendrecv(pk, n * b, (r + d) % P, up, n * b, (r - d + P) % P, a));
+        CHECK_GOTO(coll_sendrecv(pk, n * b, (r + d) % P, up, n * b, (r - d + P) % P, a), out);
         n = 0;
         for (int i = 0; i < P; i++)
             if (i & d)

@@ -13,11 +13,11 @@ int alltoall_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int s = 1; s < P; s++) {
         int src = (r - s + P) % P;
-        CHECK_ST(coll_irecv(a->rbuf + (size_t)src * b, b, src, a, &rq[s]));
+        CHECK_GOTO(coll_irecv(a->rbuf + (size_t)src * b, b, src, a, &rq[s]), out);
     }
     for (int s = 1; s < P; s++) {
         int dst = (r + s) % P;
-        CHECK_ST(coll_isend(a->sbuf + (size_t)dst * b, b, dst, a, &rq[P + s]));
+        CHECK_GOTO(coll_isend(a->sbuf + (size_t)dst * b, b, dst, a, &rq[P + s]), out);
     }
     copy_bytes(a->rbuf + (size_t)r * b, a->sbuf + (size_t)r * b, b);
 out:

@@ -12,7 +12,7 @@ int alltoall_pairwise(struct coll_args *a)
     copy_bytes(a->rbuf + (size_t)r * b, a->sbuf + (size_t)r * b, b);
     for (int s = 1; s < P; s++) {
         int dst = (r + s) % P, src = (r - s + P) % P;
-        CHECK_ST(coll_sendrecv(a->sbuf + (size_t)dst * b, b, dst, a->rbuf + (size_t)src * b, b, src, a));
+        CHECK_GOTO(coll_sendrecv(a->sbuf + (size_t)dst * b, b, dst, a->rbuf + (size_t)src * b, b, src, a), out);
     }
 out:
     return st;

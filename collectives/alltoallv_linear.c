@@ -12,11 +12,11 @@ int alltoallv_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int s = 1; s < P; s++) {
         int src = (r - s + P) % P;
-        CHECK_ST(coll_irecv(a->rbuf + a->rdispls[src], a->rcounts[src], src, a, &rq[s]));
+        CHECK_GOTO(coll_irecv(a->rbuf + a->rdispls[src], a->rcounts[src], src, a, &rq[s]), out);
     }
     for (int s = 1; s < P; s++) {
         int dst = (r + s) % P;
-        CHECK_ST(coll_isend(a->sbuf + a->sdispls[dst], a->scounts[dst], dst, a, &rq[P + s]));
+        CHECK_GOTO(coll_isend(a->sbuf + a->sdispls[dst], a->scounts[dst], dst, a, &rq[P + s]), out);
     }
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf + a->sdispls[r], a->rcounts[r]);
 out:

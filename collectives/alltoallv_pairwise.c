@@ -10,8 +10,8 @@ int alltoallv_pairwise(struct coll_args *a)
     copy_bytes(a->rbuf + a->rdispls[r], a->sbuf + a->sdispls[r], a->rcounts[r]);
     for (int s = 1; s < P; s++) {
         int dst = (r + s) % P, src = (r - s + P) % P;
-        CHECK_ST(coll_sendrecv(a->sbuf + a->sdispls[dst], a->scounts[dst], dst, a->rbuf + a->rdispls[src],
-                               a->rcounts[src], src, a));
+        CHECK_GOTO(coll_sendrecv(a->sbuf + a->sdispls[dst], a->scounts[dst], dst, a->rbuf + a->rdispls[src],
+                               a->rcounts[src], src, a), out);
     }
 out:
     return st;

@@ -45,17 +45,19 @@ static void take_tag(struct coll_args *a)
 
 static bool is_derived(hint_type t) { return !dt_is_contig(t); }
 
+/* `code` when the condition holds: the argument checks below read as one CHECK_GOTO each. */
+static int refuse_if(bool bad, int code) { return bad ? code : HINT_SUCCESS; }
+
 /* Bytes of data in count elements of t, which must be usable. */
 static int block_bytes(size_t count, hint_type t, size_t *bytes)
 {
-    int st = dt_check(t);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(dt_check(t), out);
     size_t es = dt_size(t);
-    if (es != 0 && count > SIZE_MAX / es)
-        return HINT_ERR_COUNT;
+    CHECK_GOTO(refuse_if(es != 0 && count > SIZE_MAX / es, HINT_ERR_COUNT), out);
     *bytes = count * es;
-    return HINT_SUCCESS;
+out:
+    return st;
 }
 
 /* Both sides of one rank's call hold the same kind of data (bytes match any kind; a type of
@@ -76,9 +78,10 @@ static int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_la
         return HINT_SUCCESS;
     if (nblocks && count > SIZE_MAX / nblocks)
         return HINT_ERR_COUNT;
-    int st = dt_span(t, count * nblocks, &lo, &hi);
-    if (st == HINT_SUCCESS)
-        *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+    int st;
+    CHECK_GOTO(dt_span(t, count * nblocks, &lo, &hi), out);
+    *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+out:
     return st;
 }
 
@@ -108,17 +111,17 @@ static int check_root(const struct coll_args *a, int root)
 
 static int run(struct coll_args *a, bool is_trivial)
 {
+    int st = HINT_SUCCESS;
     take_tag(a);
-    if (a->size > 1 && coll_check_enabled()) {
-        int st = coll_check_call(a);
-        if (st != HINT_SUCCESS)
-            return st;
-    }
+    if (a->size > 1 && coll_check_enabled())
+        CHECK_GOTO(coll_check_call(a), out);
     if (is_trivial) {
         coll_record(a->op_id, trivial);
         return HINT_SUCCESS;
     }
     return coll_run(a);
+out:
+    return st;
 }
 
 /* A scratch copy of the bytes count elements of t touch at buf (in place: the input that the
@@ -126,83 +129,75 @@ static int run(struct coll_args *a, bool is_trivial)
 static int copy_span(const void *buf, size_t count, hint_type t, void **copy, const char **from)
 {
     ptrdiff_t lo, hi;
-    int st = dt_span(t, count, &lo, &hi);
-    if (st == HINT_SUCCESS)
-        st = coll_scratch((size_t)(hi - lo), copy);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(dt_span(t, count, &lo, &hi), out);
+    CHECK_GOTO(coll_scratch((size_t)(hi - lo), copy), out);
     copy_bytes(*copy, (const char *)buf + lo, (size_t)(hi - lo));
     *from = (const char *)*copy - lo;
-    return HINT_SUCCESS;
+out:
+    return st;
 }
 
 int hint_barrier(hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_BARRIER, g);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_BARRIER, g), out);
     return run(&a, a.size == 1);
+out:
+    return st;
 }
 
 int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_BCAST, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st == HINT_SUCCESS)
-        st = block_bytes(count, t, &a.block);
-    if (st == HINT_SUCCESS && buf == HINT_IN_PLACE)
-        st = HINT_ERR_BUFFER;
-    if (st == HINT_SUCCESS)
-        st = check_buf(buf, a.block);
-    if (st == HINT_SUCCESS)
-        st = side_layout(count, t, 1, &a.rl);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_BCAST, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
+    CHECK_GOTO(block_bytes(count, t, &a.block), out);
+    CHECK_GOTO(refuse_if(buf == HINT_IN_PLACE, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(check_buf(buf, a.block), out);
+    CHECK_GOTO(side_layout(count, t, 1, &a.rl), out);
     a.root = root;
     a.rbuf = buf;
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 /* Reductions: the elements' predefined kind (of a derived type: the kind it is made of) and op
    must fit together. in_count elements of t are read, count written. */
 static int reduction_args(struct coll_args *a, size_t in_count, size_t count, hint_type t, hint_op op)
 {
-    int st = block_bytes(count, t, &a->block);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(block_bytes(count, t, &a->block), out);
     a->basic = dt_sig_basic(t);
-    if (a->basic == DT_NONE || op_check(op, a->basic) != HINT_SUCCESS)
-        return HINT_ERR_OP; /* a mix of kinds has no predefined reduction */
+    /* a mix of kinds has no predefined reduction */
+    CHECK_GOTO(refuse_if(a->basic == DT_NONE || op_check(op, a->basic) != HINT_SUCCESS, HINT_ERR_OP), out);
     a->esize = dt_basic_size(a->basic);
     a->count = a->block / a->esize;
     a->op = op;
-    st = side_layout(in_count, t, 1, &a->sl);
-    if (st == HINT_SUCCESS)
-        st = side_layout(count, t, 1, &a->rl);
+    CHECK_GOTO(side_layout(in_count, t, 1, &a->sl), out);
+    CHECK_GOTO(side_layout(count, t, 1, &a->rl), out);
+out:
     return st;
 }
 
 int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_REDUCE, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st == HINT_SUCCESS)
-        st = reduction_args(&a, count, count, t, op);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_REDUCE, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
+    CHECK_GOTO(reduction_args(&a, count, count, t, op), out);
     bool is_root = a.rank == root;
-    if (s == HINT_IN_PLACE && !is_root)
-        return HINT_ERR_BUFFER;
+    CHECK_GOTO(refuse_if(s == HINT_IN_PLACE && !is_root, HINT_ERR_BUFFER), out);
     if (s == HINT_IN_PLACE)
         s = r;
-    if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
-        return HINT_ERR_BUFFER;
-    if (!is_root)
+    CHECK_GOTO(check_buf(s, a.block), out);
+    if (is_root)
+        CHECK_GOTO(check_buf(r, a.block), out);
+    else
         a.rl = (struct coll_layout){0}; /* nothing is written here */
     a.root = root;
     a.sbuf = s;
@@ -210,62 +205,60 @@ int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, i
     if (a.size == 1 && a.block)
         copy_own(s, count, t, r, count, t, a.block);
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_ALLREDUCE, g);
-    if (st == HINT_SUCCESS)
-        st = reduction_args(&a, count, count, t, op);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLREDUCE, g), out);
+    CHECK_GOTO(reduction_args(&a, count, count, t, op), out);
     if (s == HINT_IN_PLACE)
         s = r;
-    if (check_buf(s, a.block) || check_buf(r, a.block) || r == HINT_IN_PLACE)
-        return HINT_ERR_BUFFER;
+    CHECK_GOTO(refuse_if(r == HINT_IN_PLACE, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(check_buf(s, a.block), out);
+    CHECK_GOTO(check_buf(r, a.block), out);
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && a.block)
         copy_own(s, count, t, r, count, t, a.block);
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_REDUCE_SCATTER_BLOCK, g);
-    if (st == HINT_SUCCESS && rcount > SIZE_MAX / (size_t)a.size)
-        st = HINT_ERR_COUNT;
-    if (st == HINT_SUCCESS)
-        st = reduction_args(&a, rcount * (size_t)a.size, rcount, t, op);
-    if (st != HINT_SUCCESS)
-        return st;
-    if (a.block != 0 && SIZE_MAX / a.block < (size_t)a.size)
-        return HINT_ERR_COUNT;
-    if (check_buf(r, a.block) || r == HINT_IN_PLACE)
-        return HINT_ERR_BUFFER;
     void *copy = NULL;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_REDUCE_SCATTER_BLOCK, g), out);
+    CHECK_GOTO(refuse_if(rcount > SIZE_MAX / (size_t)a.size, HINT_ERR_COUNT), out);
+    CHECK_GOTO(reduction_args(&a, rcount * (size_t)a.size, rcount, t, op), out);
+    CHECK_GOTO(refuse_if(a.block != 0 && SIZE_MAX / a.block < (size_t)a.size, HINT_ERR_COUNT), out);
+    CHECK_GOTO(refuse_if(r == HINT_IN_PLACE, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(check_buf(r, a.block), out);
     if (s == HINT_IN_PLACE) {
         /* the input is all of r, the output its first block: work from a copy */
         const char *from;
-        st = a.sl.type ? copy_span(r, rcount * (size_t)a.size, t, &copy, &from)
-                       : coll_scratch(a.block * (size_t)a.size, &copy);
-        if (st != HINT_SUCCESS)
-            return st;
-        if (a.sl.type == NULL)
+        if (a.sl.type) {
+            CHECK_GOTO(copy_span(r, rcount * (size_t)a.size, t, &copy, &from), out);
+        } else {
+            CHECK_GOTO(coll_scratch(a.block * (size_t)a.size, &copy), out);
             copy_bytes(copy, r, a.block * (size_t)a.size);
-        s = a.sl.type ? from : copy;
+            from = copy;
+        }
+        s = from;
     }
-    if (check_buf(s, a.block)) {
-        free(copy);
-        return HINT_ERR_BUFFER;
-    }
+    CHECK_GOTO(check_buf(s, a.block), out);
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && a.block)
         copy_own(s, rcount, t, r, rcount, t, a.block);
     st = run(&a, a.size == 1 || a.block == 0);
+out:
     free(copy);
     return st;
 }
@@ -297,125 +290,115 @@ static ptrdiff_t block_offset(const struct coll_layout *l, size_t block, int i)
 int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_GATHER, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_GATHER, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
     bool is_root = a.rank == root, in_place = s == HINT_IN_PLACE;
-    if (in_place && !is_root)
-        return HINT_ERR_BUFFER;
-    st = block_pair(&a, !in_place, sc, st_, is_root, rc, rt_, &a.block);
-    if (st == HINT_SUCCESS && is_root)
-        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
-    if (st == HINT_SUCCESS && !in_place)
-        st = side_layout(sc, st_, 1, &a.sl);
-    if (st != HINT_SUCCESS)
-        return st;
+    CHECK_GOTO(refuse_if(in_place && !is_root, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(block_pair(&a, !in_place, sc, st_, is_root, rc, rt_, &a.block), out);
+    if (is_root)
+        CHECK_GOTO(side_layout(rc, rt_, (size_t)a.size, &a.rl), out);
+    if (!in_place)
+        CHECK_GOTO(side_layout(sc, st_, 1, &a.sl), out);
     if (in_place) {
         s = (char *)r + block_offset(&a.rl, a.block, root);
         a.sl = a.rl.type ? (struct coll_layout){.type = rt_, .count = rc, .extent = a.rl.extent} : a.sl;
     }
-    if (check_buf(s, a.block) || (is_root && check_buf(r, a.block)))
-        return HINT_ERR_BUFFER;
+    CHECK_GOTO(check_buf(s, a.block), out);
+    if (is_root)
+        CHECK_GOTO(check_buf(r, a.block), out);
     a.root = root;
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && !in_place)
         copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
 {
     struct coll_args a;
-    int st = begin(&a, COLL_SCATTER, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_SCATTER, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
     bool is_root = a.rank == root, in_place = r == HINT_IN_PLACE;
-    if (in_place && !is_root)
-        return HINT_ERR_BUFFER;
-    st = block_pair(&a, is_root, sc, st_, !in_place, rc, rt_, &a.block);
-    if (st == HINT_SUCCESS && is_root)
-        st = side_layout(sc, st_, (size_t)a.size, &a.sl);
-    if (st == HINT_SUCCESS && !in_place)
-        st = side_layout(rc, rt_, 1, &a.rl);
-    if (st != HINT_SUCCESS)
-        return st;
+    CHECK_GOTO(refuse_if(in_place && !is_root, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(block_pair(&a, is_root, sc, st_, !in_place, rc, rt_, &a.block), out);
+    if (is_root)
+        CHECK_GOTO(side_layout(sc, st_, (size_t)a.size, &a.sl), out);
+    if (!in_place)
+        CHECK_GOTO(side_layout(rc, rt_, 1, &a.rl), out);
     if (in_place) {
         r = (char *)s + block_offset(&a.sl, a.block, root);
         a.rl = a.sl.type ? (struct coll_layout){.type = st_, .count = sc, .extent = a.sl.extent} : a.rl;
     }
-    if (check_buf(r, a.block) || (is_root && check_buf(s, a.block)))
-        return HINT_ERR_BUFFER;
+    CHECK_GOTO(check_buf(r, a.block), out);
+    if (is_root)
+        CHECK_GOTO(check_buf(s, a.block), out);
     a.root = root;
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && !in_place)
         copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
     bool in_place = s == HINT_IN_PLACE;
     struct coll_args a;
-    int st = begin(&a, COLL_ALLGATHER, g);
-    if (st != HINT_SUCCESS)
-        return st;
-    st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
-    if (st == HINT_SUCCESS && !in_place)
-        st = side_layout(sc, st_, 1, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLGATHER, g), out);
+    CHECK_GOTO(block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block), out);
+    if (!in_place)
+        CHECK_GOTO(side_layout(sc, st_, 1, &a.sl), out);
+    CHECK_GOTO(side_layout(rc, rt_, (size_t)a.size, &a.rl), out);
     if (in_place) {
         /* this rank's block of r is its input, in r's layout */
         s = (char *)r + block_offset(&a.rl, a.block, a.rank);
         if (a.rl.type)
             a.sl = (struct coll_layout){.type = rt_, .count = rc, .extent = a.rl.extent};
     }
-    if (check_buf(s, a.block) || check_buf(r, a.block))
-        return HINT_ERR_BUFFER;
+    CHECK_GOTO(check_buf(s, a.block), out);
+    CHECK_GOTO(check_buf(r, a.block), out);
     a.sbuf = s;
     a.rbuf = r;
     if (a.size == 1 && !in_place)
         copy_own(s, sc, st_, r, rc, rt_, a.block);
     return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
 }
 
 int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
     bool in_place = s == HINT_IN_PLACE;
     struct coll_args a;
-    int st = begin(&a, COLL_ALLTOALL, g);
-    if (st != HINT_SUCCESS)
-        return st;
-    st = block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block);
-    if (st == HINT_SUCCESS && !in_place)
-        st = side_layout(sc, st_, (size_t)a.size, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = side_layout(rc, rt_, (size_t)a.size, &a.rl);
-    if (st != HINT_SUCCESS)
-        return st;
-    if (check_buf(r, a.block) || (!in_place && check_buf(s, a.block)))
-        return HINT_ERR_BUFFER;
     void *copy = NULL;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLTOALL, g), out);
+    CHECK_GOTO(block_pair(&a, !in_place, sc, st_, true, rc, rt_, &a.block), out);
+    if (!in_place)
+        CHECK_GOTO(side_layout(sc, st_, (size_t)a.size, &a.sl), out);
+    CHECK_GOTO(side_layout(rc, rt_, (size_t)a.size, &a.rl), out);
+    CHECK_GOTO(check_buf(r, a.block), out);
+    if (!in_place)
+        CHECK_GOTO(check_buf(s, a.block), out);
     if (in_place && a.size > 1) {
         /* every block of r is both read and overwritten: send from a copy, in r's layout */
         const char *from;
         if (a.rl.type) {
-            st = copy_span(r, rc * (size_t)a.size, rt_, &copy, &from);
+            CHECK_GOTO(copy_span(r, rc * (size_t)a.size, rt_, &copy, &from), out);
             a.sl = a.rl;
-        } else if ((st = coll_scratch(a.block * (size_t)a.size, &copy)) == HINT_SUCCESS) {
+        } else {
+            CHECK_GOTO(coll_scratch(a.block * (size_t)a.size, &copy), out);
             copy_bytes(copy, r, a.block * (size_t)a.size);
             from = copy;
         }
-        if (st != HINT_SUCCESS)
-            return st;
         s = from;
     }
     a.sbuf = in_place && a.size == 1 ? r : s;
@@ -423,6 +406,7 @@ int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, h
     if (a.size == 1 && !in_place)
         copy_own(s, sc, st_, r, rc, rt_, a.block);
     st = run(&a, a.size == 1 || a.block == 0);
+out:
     free(copy);
     return st;
 }
@@ -439,32 +423,32 @@ struct vbytes {
 static int to_bytes(const struct coll_args *a, const size_t counts[], const size_t displs[], hint_type t,
                     struct vbytes *out)
 {
-    *out = (struct vbytes){0};
-    if (counts == NULL || displs == NULL)
-        return HINT_ERR_ARG;
     size_t es;
-    int st = block_bytes(1, t, &es);
-    if (st != HINT_SUCCESS)
-        return st;
     ptrdiff_t ext = dt_extent(t), at, lowest = 0;
+    int st;
+    *out = (struct vbytes){0};
+    CHECK_GOTO(refuse_if(counts == NULL || displs == NULL, HINT_ERR_ARG), out);
+    CHECK_GOTO(block_bytes(1, t, &es), out);
     out->counts = malloc(2 * (size_t)a->size * sizeof(size_t));
-    if (out->counts == NULL)
-        return HINT_ERR_NOMEM;
+    CHECK_GOTO(refuse_if(out->counts == NULL, HINT_ERR_NOMEM), out);
     out->displs = out->counts + a->size;
     for (int p = 0; p < a->size; p++) {
-        if ((es != 0 && counts[p] > SIZE_MAX / es) || displs[p] > PTRDIFF_MAX ||
-            __builtin_mul_overflow((ptrdiff_t)displs[p], ext, &at)) {
-            free(out->counts);
-            *out = (struct vbytes){0};
-            return HINT_ERR_COUNT;
-        }
+        CHECK_GOTO(refuse_if((es != 0 && counts[p] > SIZE_MAX / es) || displs[p] > PTRDIFF_MAX ||
+                                 __builtin_mul_overflow((ptrdiff_t)displs[p], ext, &at),
+                             HINT_ERR_COUNT),
+                   out);
         out->counts[p] = counts[p] * es;
         lowest = at < lowest ? at : lowest;
     }
     for (int p = 0; p < a->size; p++)
         out->displs[p] = (size_t)((ptrdiff_t)displs[p] * ext - lowest);
     out->base = lowest;
-    return HINT_SUCCESS;
+out:
+    if (st != HINT_SUCCESS) {
+        free(out->counts);
+        *out = (struct vbytes){0};
+    }
+    return st;
 }
 
 int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
@@ -472,41 +456,37 @@ int hint_gatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t 
 {
     struct coll_args a;
     struct vbytes rv = {0};
-    int st = begin(&a, COLL_GATHERV, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_GATHERV, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
     bool is_root = a.rank == root, in_place = s == HINT_IN_PLACE;
-    if (in_place && !is_root)
-        return HINT_ERR_BUFFER;
-    if (is_root && (st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
-        return st;
+    CHECK_GOTO(refuse_if(in_place && !is_root, HINT_ERR_BUFFER), out);
+    if (is_root)
+        CHECK_GOTO(to_bytes(&a, rcounts, rdispls, rt_, &rv), out);
     char *rb = is_root ? (char *)r + rv.base : r;
     if (!in_place) {
-        st = block_bytes(sc, st_, &a.block);
+        CHECK_GOTO(block_bytes(sc, st_, &a.block), out);
         a.sl = v_layout(st_, sc);
     } else {
         a.block = rv.counts[root];
         s = rb + rv.displs[root];
         a.sl = v_layout(rt_, rcounts[root]);
     }
-    if (st == HINT_SUCCESS && is_root && (a.block != rv.counts[root] || (!in_place && !kinds_match(st_, rt_))))
-        st = HINT_ERR_TYPE;
-    if (st == HINT_SUCCESS && (check_buf(s, a.block) || (is_root && r == NULL)))
-        st = HINT_ERR_BUFFER;
-    if (st == HINT_SUCCESS) {
-        a.root = root;
-        a.sbuf = s;
-        a.rbuf = rb;
-        a.rcounts = rv.counts;
-        a.rdispls = rv.displs;
-        if (is_root)
-            a.rl = v_layout(rt_, 0);
-        if (a.size == 1 && !in_place)
-            copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
-        st = run(&a, a.size == 1);
-    }
+    if (is_root)
+        CHECK_GOTO(refuse_if(a.block != rv.counts[root] || (!in_place && !kinds_match(st_, rt_)), HINT_ERR_TYPE), out);
+    CHECK_GOTO(check_buf(s, a.block), out);
+    CHECK_GOTO(refuse_if(is_root && r == NULL, HINT_ERR_BUFFER), out);
+    a.root = root;
+    a.sbuf = s;
+    a.rbuf = rb;
+    a.rcounts = rv.counts;
+    a.rdispls = rv.displs;
+    if (is_root)
+        a.rl = v_layout(rt_, 0);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
+    st = run(&a, a.size == 1);
+out:
     free(rv.counts);
     return st;
 }
@@ -516,41 +496,37 @@ int hint_scatterv(const void *s, const size_t scounts[], const size_t sdispls[],
 {
     struct coll_args a;
     struct vbytes sv = {0};
-    int st = begin(&a, COLL_SCATTERV, g);
-    if (st == HINT_SUCCESS)
-        st = check_root(&a, root);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_SCATTERV, g), out);
+    CHECK_GOTO(check_root(&a, root), out);
     bool is_root = a.rank == root, in_place = r == HINT_IN_PLACE;
-    if (in_place && !is_root)
-        return HINT_ERR_BUFFER;
-    if (is_root && (st = to_bytes(&a, scounts, sdispls, st_, &sv)) != HINT_SUCCESS)
-        return st;
+    CHECK_GOTO(refuse_if(in_place && !is_root, HINT_ERR_BUFFER), out);
+    if (is_root)
+        CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
     const char *sb = is_root ? (const char *)s + sv.base : s;
     if (!in_place) {
-        st = block_bytes(rc, rt_, &a.block);
+        CHECK_GOTO(block_bytes(rc, rt_, &a.block), out);
         a.rl = v_layout(rt_, rc);
     } else {
         a.block = sv.counts[root];
         r = (char *)sb + sv.displs[root];
         a.rl = v_layout(st_, scounts[root]);
     }
-    if (st == HINT_SUCCESS && is_root && (a.block != sv.counts[root] || (!in_place && !kinds_match(st_, rt_))))
-        st = HINT_ERR_TYPE;
-    if (st == HINT_SUCCESS && (check_buf(r, a.block) || (is_root && s == NULL)))
-        st = HINT_ERR_BUFFER;
-    if (st == HINT_SUCCESS) {
-        a.root = root;
-        a.sbuf = sb;
-        a.rbuf = r;
-        a.scounts = sv.counts;
-        a.sdispls = sv.displs;
-        if (is_root)
-            a.sl = v_layout(st_, 0);
-        if (a.size == 1 && !in_place)
-            copy_own(sb + sv.displs[0], scounts[0], st_, r, rc, rt_, a.block);
-        st = run(&a, a.size == 1);
-    }
+    if (is_root)
+        CHECK_GOTO(refuse_if(a.block != sv.counts[root] || (!in_place && !kinds_match(st_, rt_)), HINT_ERR_TYPE), out);
+    CHECK_GOTO(check_buf(r, a.block), out);
+    CHECK_GOTO(refuse_if(is_root && s == NULL, HINT_ERR_BUFFER), out);
+    a.root = root;
+    a.sbuf = sb;
+    a.rbuf = r;
+    a.scounts = sv.counts;
+    a.sdispls = sv.displs;
+    if (is_root)
+        a.sl = v_layout(st_, 0);
+    if (a.size == 1 && !in_place)
+        copy_own(sb + sv.displs[0], scounts[0], st_, r, rc, rt_, a.block);
+    st = run(&a, a.size == 1);
+out:
     free(sv.counts);
     return st;
 }
@@ -560,35 +536,31 @@ int hint_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size
 {
     struct coll_args a;
     struct vbytes rv = {0};
-    int st = begin(&a, COLL_ALLGATHERV, g);
-    if (st != HINT_SUCCESS)
-        return st;
-    if ((st = to_bytes(&a, rcounts, rdispls, rt_, &rv)) != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLGATHERV, g), out);
+    CHECK_GOTO(to_bytes(&a, rcounts, rdispls, rt_, &rv), out);
     char *rb = (char *)r + rv.base;
     bool in_place = s == HINT_IN_PLACE;
     if (!in_place) {
-        st = block_bytes(sc, st_, &a.block);
+        CHECK_GOTO(block_bytes(sc, st_, &a.block), out);
         a.sl = v_layout(st_, sc);
     } else {
         a.block = rv.counts[a.rank];
         s = rb + rv.displs[a.rank];
         a.sl = v_layout(rt_, rcounts[a.rank]);
     }
-    if (st == HINT_SUCCESS && (a.block != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_))))
-        st = HINT_ERR_TYPE;
-    if (st == HINT_SUCCESS && (check_buf(s, a.block) || r == NULL))
-        st = HINT_ERR_BUFFER;
-    if (st == HINT_SUCCESS) {
-        a.sbuf = s;
-        a.rbuf = rb;
-        a.rcounts = rv.counts;
-        a.rdispls = rv.displs;
-        a.rl = v_layout(rt_, 0);
-        if (a.size == 1 && !in_place)
-            copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
-        st = run(&a, a.size == 1);
-    }
+    CHECK_GOTO(refuse_if(a.block != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_)), HINT_ERR_TYPE), out);
+    CHECK_GOTO(check_buf(s, a.block), out);
+    CHECK_GOTO(refuse_if(r == NULL, HINT_ERR_BUFFER), out);
+    a.sbuf = s;
+    a.rbuf = rb;
+    a.rcounts = rv.counts;
+    a.rdispls = rv.displs;
+    a.rl = v_layout(rt_, 0);
+    if (a.size == 1 && !in_place)
+        copy_own(s, sc, st_, rb + rv.displs[0], rcounts[0], rt_, a.block);
+    st = run(&a, a.size == 1);
+out:
     free(rv.counts);
     return st;
 }
@@ -606,12 +578,12 @@ static int copy_v_side(const char *rb, const struct vbytes *rv, const size_t *rc
     }
     if (lo == PTRDIFF_MAX)
         lo = hi = 0;
-    int st = coll_scratch((size_t)(hi - lo), copy);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(coll_scratch((size_t)(hi - lo), copy), out);
     copy_bytes(*copy, rb + lo, (size_t)(hi - lo));
     *from = (const char *)*copy - lo;
-    return HINT_SUCCESS;
+out:
+    return st;
 }
 
 int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
@@ -620,19 +592,15 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
     struct coll_args a;
     struct vbytes sv = {0}, rv = {0};
     void *copy = NULL;
-    int st = begin(&a, COLL_ALLTOALLV, g);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLTOALLV, g), out);
     bool in_place = s == HINT_IN_PLACE;
     CHECK_GOTO(to_bytes(&a, rcounts, rdispls, rt_, &rv), out);
     char *rb = (char *)r + rv.base;
     const char *sb;
     if (in_place) {
         /* as MPI: the receive layout describes the send side too */
-        if (r == NULL) {
-            st = HINT_ERR_BUFFER;
-            goto out;
-        }
+        CHECK_GOTO(refuse_if(r == NULL, HINT_ERR_BUFFER), out);
         CHECK_GOTO(copy_v_side(rb, &rv, rcounts, rt_, a.size, &copy, &sb), out);
         scounts = rcounts;
         sdispls = rdispls;
@@ -642,14 +610,9 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
         CHECK_GOTO(to_bytes(&a, scounts, sdispls, st_, &sv), out);
         sb = (const char *)s + sv.base;
     }
-    if (r == NULL || (s == NULL && sv.counts[a.rank] > 0)) {
-        st = HINT_ERR_BUFFER;
-        goto out;
-    }
-    if (sv.counts[a.rank] != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_))) {
-        st = HINT_ERR_TYPE;
-        goto out;
-    }
+    CHECK_GOTO(refuse_if(r == NULL || (s == NULL && sv.counts[a.rank] > 0), HINT_ERR_BUFFER), out);
+    CHECK_GOTO(refuse_if(sv.counts[a.rank] != rv.counts[a.rank] || (!in_place && !kinds_match(st_, rt_)),
+                         HINT_ERR_TYPE), out);
     a.sbuf = sb;
     a.rbuf = rb;
     a.scounts = sv.counts;
@@ -672,31 +635,34 @@ out:
 
 static int neighbor_begin(struct coll_args *a, int op_id, hint_group g, struct vtopo_lists *l)
 {
-    int st = begin(a, op_id, g);
-    return st != HINT_SUCCESS ? st : vtopo_lists(g, l);
+    int st;
+    CHECK_GOTO(begin(a, op_id, g), out);
+    CHECK_GOTO(vtopo_lists(g, l), out);
+out:
+    return st;
 }
 
 /* A side in the caller's datatype: count elements of t per block (v variants: count unused). */
 static int neighbor_side(size_t count, hint_type t, struct coll_layout *l)
 {
     size_t bytes;
-    int st = block_bytes(count, t, &bytes);
-    if (st == HINT_SUCCESS)
-        *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+    int st;
+    CHECK_GOTO(block_bytes(count, t, &bytes), out);
+    *l = (struct coll_layout){.type = t, .count = count, .extent = dt_extent(t)};
+out:
     return st;
 }
 
 /* A v side: arrays present when there are neighbours, no count whose bytes overflow. */
 static int neighbor_vside(int n, const size_t counts[], const size_t displs[], hint_type t, struct coll_layout *l)
 {
-    int st = neighbor_side(0, t, l);
-    if (st != HINT_SUCCESS)
-        return st;
-    if (n > 0 && (counts == NULL || displs == NULL))
-        return HINT_ERR_ARG;
     size_t bytes;
-    for (int i = 0; i < n && st == HINT_SUCCESS; i++)
-        st = block_bytes(counts[i], t, &bytes);
+    int st;
+    CHECK_GOTO(neighbor_side(0, t, l), out);
+    CHECK_GOTO(refuse_if(n > 0 && (counts == NULL || displs == NULL), HINT_ERR_ARG), out);
+    for (int i = 0; i < n; i++)
+        CHECK_GOTO(block_bytes(counts[i], t, &bytes), out);
+out:
     return st;
 }
 
@@ -720,20 +686,17 @@ static int neighbor_blocks(int op_id, const void *s, size_t sc, hint_type st_, v
 {
     struct coll_args a;
     struct vtopo_lists l;
-    int st = neighbor_begin(&a, op_id, g, &l);
-    if (st == HINT_SUCCESS)
-        st = neighbor_side(sc, st_, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_side(rc, rt_, &a.rl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(s, sc && l.outdegree);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(r, rc && l.indegree);
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(neighbor_begin(&a, op_id, g, &l), out);
+    CHECK_GOTO(neighbor_side(sc, st_, &a.sl), out);
+    CHECK_GOTO(neighbor_side(rc, rt_, &a.rl), out);
+    CHECK_GOTO(neighbor_buf(s, sc && l.outdegree), out);
+    CHECK_GOTO(neighbor_buf(r, rc && l.indegree), out);
     a.sbuf = s;
     a.rbuf = r;
     return run(&a, false);
+out:
+    return st;
 }
 
 int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
@@ -751,22 +714,19 @@ int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st_, void *r, c
 {
     struct coll_args a;
     struct vtopo_lists l;
-    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLGATHERV, g, &l);
-    if (st == HINT_SUCCESS)
-        st = neighbor_side(sc, st_, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(s, sc && l.outdegree);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(r, any_count(l.indegree, rcounts));
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(neighbor_begin(&a, COLL_NEIGHBOR_ALLGATHERV, g, &l), out);
+    CHECK_GOTO(neighbor_side(sc, st_, &a.sl), out);
+    CHECK_GOTO(neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl), out);
+    CHECK_GOTO(neighbor_buf(s, sc && l.outdegree), out);
+    CHECK_GOTO(neighbor_buf(r, any_count(l.indegree, rcounts)), out);
     a.sbuf = s;
     a.rbuf = r;
     a.rcounts = rcounts;
     a.rdispls = rdispls;
     return run(&a, false);
+out:
+    return st;
 }
 
 int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
@@ -774,17 +734,12 @@ int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t 
 {
     struct coll_args a;
     struct vtopo_lists l;
-    int st = neighbor_begin(&a, COLL_NEIGHBOR_ALLTOALLV, g, &l);
-    if (st == HINT_SUCCESS)
-        st = neighbor_vside(l.outdegree, scounts, sdispls, st_, &a.sl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl);
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(s, any_count(l.outdegree, scounts));
-    if (st == HINT_SUCCESS)
-        st = neighbor_buf(r, any_count(l.indegree, rcounts));
-    if (st != HINT_SUCCESS)
-        return st;
+    int st;
+    CHECK_GOTO(neighbor_begin(&a, COLL_NEIGHBOR_ALLTOALLV, g, &l), out);
+    CHECK_GOTO(neighbor_vside(l.outdegree, scounts, sdispls, st_, &a.sl), out);
+    CHECK_GOTO(neighbor_vside(l.indegree, rcounts, rdispls, rt_, &a.rl), out);
+    CHECK_GOTO(neighbor_buf(s, any_count(l.outdegree, scounts)), out);
+    CHECK_GOTO(neighbor_buf(r, any_count(l.indegree, rcounts)), out);
     a.sbuf = s;
     a.rbuf = r;
     a.scounts = scounts;
@@ -792,4 +747,6 @@ int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t 
     a.rcounts = rcounts;
     a.rdispls = rdispls;
     return run(&a, false);
+out:
+    return st;
 }

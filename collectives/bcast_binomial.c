@@ -11,13 +11,13 @@ int bcast_binomial(struct coll_args *a)
     int mask = 1;
     for (; mask < P; mask <<= 1) {
         if (v & mask) {
-            CHECK_ST(coll_recv(a->rbuf, a->block, (v - mask + a->root) % P, a));
+            CHECK_GOTO(coll_recv(a->rbuf, a->block, (v - mask + a->root) % P, a), out);
             break;
         }
     }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (v + mask < P)
-            CHECK_ST(coll_send(a->rbuf, a->block, (v + mask + a->root) % P, a));
+            CHECK_GOTO(coll_send(a->rbuf, a->block, (v + mask + a->root) % P, a), out);
 out:
     return st;
 }

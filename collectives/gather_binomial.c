@@ -15,18 +15,18 @@ int gather_binomial(struct coll_args *a)
     if (sub > P - v)
         sub = P - v;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch((size_t)sub * b, &tmp));
+    CHECK_GOTO(coll_scratch((size_t)sub * b, &tmp), out);
     char *t = tmp;
     copy_bytes(t, a->sbuf, b);
     int mask = 1;
     for (; mask < P; mask <<= 1) {
         if (v & mask) {
-            CHECK_ST(coll_send(t, (size_t)sub * b, (v - mask + a->root) % P, a));
+            CHECK_GOTO(coll_send(t, (size_t)sub * b, (v - mask + a->root) % P, a), out);
             break;
         }
         if (v + mask < P) {
             int n = mask < P - v - mask ? mask : P - v - mask;
-            CHECK_ST(coll_recv(t + (size_t)mask * b, (size_t)n * b, (v + mask + a->root) % P, a));
+            CHECK_GOTO(coll_recv(t + (size_t)mask * b, (size_t)n * b, (v + mask + a->root) % P, a), out);
         }
     }
     if (v == 0)

@@ -15,7 +15,7 @@ int gather_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
         if (p != a->root)
-            CHECK_ST(coll_irecv(a->rbuf + (size_t)p * a->block, a->block, p, a, &rq[p]));
+            CHECK_GOTO(coll_irecv(a->rbuf + (size_t)p * a->block, a->block, p, a, &rq[p]), out);
     copy_bytes(a->rbuf + (size_t)a->root * a->block, a->sbuf, a->block);
 out:
     return coll_wait_free(rq, (size_t)a->size, st);

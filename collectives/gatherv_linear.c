@@ -14,7 +14,7 @@ int gatherv_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
         if (p != a->root)
-            CHECK_ST(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]));
+            CHECK_GOTO(coll_irecv(a->rbuf + a->rdispls[p], a->rcounts[p], p, a, &rq[p]), out);
     copy_bytes(a->rbuf + a->rdispls[a->root], a->sbuf, a->rcounts[a->root]);
 out:
     return coll_wait_free(rq, (size_t)a->size, st);

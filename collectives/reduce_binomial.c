@@ -13,18 +13,18 @@ int reduce_binomial(struct coll_args *a)
     if (a->rank == a->root) {
         acc = a->rbuf;
     } else {
-        CHECK_ST(coll_scratch(a->block, &own));
+        CHECK_GOTO(coll_scratch(a->block, &own), out);
         acc = own;
     }
-    CHECK_ST(coll_scratch(a->block, &tmp));
+    CHECK_GOTO(coll_scratch(a->block, &tmp), out);
     copy_bytes(acc, a->sbuf, a->block);
     for (int mask = 1; mask < P; mask <<= 1) {
         if (v & mask) {
-            CHECK_ST(coll_send(acc, a->block, (v - mask + a->root) % P, a));
+            CHECK_GOTO(coll_send(acc, a->block, (v - mask + a->root) % P, a), out);
             break;
         }
         if (v + mask < P) {
-            CHECK_ST(coll_recv(tmp, a->block, (v + mask + a->root) % P, a));
+            CHECK_GOTO(coll_recv(tmp, a->block, (v + mask + a->root) % P, a), out);
             op_reduce(a->op, a->basic, tmp, acc, a->count);
         }
     }

@@ -10,17 +10,17 @@ int reduce_scatter_block_reduce_scatter(struct coll_args *a)
     int st = HINT_SUCCESS;
     size_t total = a->block * (size_t)a->size;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch(total, &tmp));
+    CHECK_GOTO(coll_scratch(total, &tmp), out);
     struct coll_args r = *a;
     r.root = 0;
     r.rbuf = tmp;
     r.block = total;
     r.count = a->count * (size_t)a->size;
-    CHECK_ST(reduce_binomial(&r));
+    CHECK_GOTO(reduce_binomial(&r), out);
     struct coll_args s = *a;
     s.root = 0;
     s.sbuf = tmp;
-    CHECK_ST(scatter_binomial(&s));
+    CHECK_GOTO(scatter_binomial(&s), out);
 out:
     free(tmp);
     return st;

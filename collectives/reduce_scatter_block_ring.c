@@ -11,13 +11,13 @@ int reduce_scatter_block_ring(struct coll_args *a)
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     size_t b = a->block;
     void *acc = NULL, *in = NULL;
-    CHECK_ST(coll_scratch((size_t)P * b, &acc));
-    CHECK_ST(coll_scratch(b, &in));
+    CHECK_GOTO(coll_scratch((size_t)P * b, &acc), out);
+    CHECK_GOTO(coll_scratch(b, &in), out);
     char *t = acc;
     copy_bytes(t, a->sbuf, (size_t)P * b);
     for (int s = 0; s < P - 1; s++) {
         int sb = (r - s - 1 + 2 * P) % P, rb = (r - s - 2 + 2 * P) % P;
-        CHECK_ST(coll_sendrecv(t + (size_t)sb * b, b, (r + 1) % P, in, b, (r - 1 + P) % P, a));
+        CHECK_GOTO(coll_sendrecv(t + (size_t)sb * b, b, (r + 1) % P, in, b, (r - 1 + P) % P, a), out);
         op_reduce(a->op, a->basic, in, t + (size_t)rb * b, a->count);
     }
     copy_bytes(a->rbuf, t + (size_t)r * b, b);

@@ -14,7 +14,7 @@ int scatter_binomial(struct coll_args *a)
     if (sub > P - v)
         sub = P - v;
     void *tmp = NULL;
-    CHECK_ST(coll_scratch((size_t)sub * b, &tmp));
+    CHECK_GOTO(coll_scratch((size_t)sub * b, &tmp), out);
     char *t = tmp;
     int mask = 1;
     if (v == 0) {
@@ -25,12 +25,12 @@ int scatter_binomial(struct coll_args *a)
     } else {
         while (!(v & mask))
             mask <<= 1;
-        CHECK_ST(coll_recv(t, (size_t)sub * b, (v - mask + a->root) % P, a));
+        CHECK_GOTO(coll_recv(t, (size_t)sub * b, (v - mask + a->root) % P, a), out);
     }
     for (mask >>= 1; mask > 0; mask >>= 1) {
         if (v + mask < P && mask < sub) {
             int n = mask < P - v - mask ? mask : P - v - mask;
-            CHECK_ST(coll_send(t + (size_t)mask * b, (size_t)n * b, (v + mask + a->root) % P, a));
+            CHECK_GOTO(coll_send(t + (size_t)mask * b, (size_t)n * b, (v + mask + a->root) % P, a), out);
         }
     }
     copy_bytes(a->rbuf, t, b);

@@ -14,7 +14,7 @@ int scatterv_linear(struct coll_args *a)
         return HINT_ERR_NOMEM;
     for (int p = 0; p < a->size; p++)
         if (p != a->root)
-            CHECK_ST(coll_isend(a->sbuf + a->sdispls[p], a->scounts[p], p, a, &rq[p]));
+            CHECK_GOTO(coll_isend(a->sbuf + a->sdispls[p], a->scounts[p], p, a, &rq[p]), out);
     copy_bytes(a->rbuf, a->sbuf + a->sdispls[a->root], a->scounts[a->root]);
 out:
     return coll_wait_free(rq, (size_t)a->size, st);
