@@ -9,9 +9,10 @@ int allreduce_reduce_bcast(struct coll_args *a)
 {
     int root = a->root;
     a->root = 0;
-    int st = reduce_binomial(a);
-    if (st == HINT_SUCCESS)
-        st = bcast_binomial(a);
+    int st;
+    CHECK_GOTO(reduce_binomial(a), out);
+    CHECK_GOTO(bcast_binomial(a), out);
+out:
     a->root = root;
     return st;
 }

@@ -26,8 +26,9 @@ int allreduce_staged(struct coll_args *a)
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block); /* in place too: the input is read before rbuf is written */
-    int st = coll_stage_publish(a);
-    if (st == HINT_SUCCESS)
-        coll_stage_reduce(a, 0, a->count, a->rbuf);
+    int st;
+    CHECK_GOTO(coll_stage_publish(a), out);
+    coll_stage_reduce(a, 0, a->count, a->rbuf);
+out:
     return st;
 }

@@ -49,6 +49,8 @@ static size_t sig_bytes(const int *sig)
     return (size_t)(uint32_t)sig[SIG_BYTES_LO] | (size_t)(uint32_t)sig[SIG_BYTES_HI] << 32;
 }
 
+static int refuse_if_null(const void *p) { return p ? HINT_SUCCESS : HINT_ERR_NOMEM; }
+
 static bool per_peer_counts(int op_id)
 {
     return op_id == COLL_GATHERV || op_id == COLL_SCATTERV || op_id == COLL_ALLGATHERV || op_id == COLL_ALLTOALLV;
@@ -89,40 +91,39 @@ static const char *judge_signatures(const struct coll_args *a, const int *all, b
 static int judge_pairs(const struct coll_args *a, int tag, const char **why)
 {
     int st = HINT_SUCCESS;
-    for (int k = 1; k < a->size && st == HINT_SUCCESS; k++) {
+    for (int k = 1; k < a->size; k++) {
         int to = (a->rank + k) % a->size, from = (a->rank - k + a->size) % a->size;
-        uint64_t out = a->scounts[to], in = 0;
-        st = p2p_sendrecv_bytes(&out, sizeof out, to, &in, sizeof in, from, tag, a->g);
-        if (st == HINT_SUCCESS && in != a->rcounts[from] && *why == NULL)
+        uint64_t sent = a->scounts[to], got = 0;
+        CHECK_GOTO(p2p_sendrecv_bytes(&sent, sizeof sent, to, &got, sizeof got, from, tag, a->g), out);
+        if (got != a->rcounts[from] && *why == NULL)
             *why = "a member's send count differs from its receiver's count";
     }
+out:
     return st;
 }
 
 int coll_check_call(const struct coll_args *a)
 {
     int mine[SIG_INTS], *all = malloc((size_t)a->size * SIG_INTS * sizeof *all);
-    if (all == NULL)
-        return HINT_ERR_NOMEM;
-    signature_ints(a, mine);
     const char *why = NULL;
-    bool common = false;
-    int st = grp_allgather_ints(a->g, mine, SIG_INTS, all, GRP_TAG_CHECK);
-    if (st == HINT_SUCCESS)
-        why = judge_signatures(a, all, &common);
+    bool common = false, any = false;
+    int st;
+    CHECK_GOTO(refuse_if_null(all), out);
+    signature_ints(a, mine);
+    CHECK_GOTO(grp_allgather_ints(a->g, mine, SIG_INTS, all, GRP_TAG_CHECK), out);
+    why = judge_signatures(a, all, &common);
     /* the common fields judged alike everywhere: all members are in alltoallv, or none pairs */
-    if (st == HINT_SUCCESS && why == NULL && a->op_id == COLL_ALLTOALLV)
-        st = judge_pairs(a, GRP_TAG_CHECK, &why);
+    if (why == NULL && a->op_id == COLL_ALLTOALLV)
+        CHECK_GOTO(judge_pairs(a, GRP_TAG_CHECK, &why), out);
     int bad = why != NULL;
-    if (st == HINT_SUCCESS)
-        st = grp_allgather_ints(a->g, &bad, 1, all, GRP_TAG_CHECK);
-    bool any = false;
-    for (int p = 0; st == HINT_SUCCESS && p < a->size; p++)
+    CHECK_GOTO(grp_allgather_ints(a->g, &bad, 1, all, GRP_TAG_CHECK), out);
+    for (int p = 0; p < a->size; p++)
         any = any || all[p];
-    free(all);
-    if (st != HINT_SUCCESS)
-        return st;
     if (why && (!common || a->rank == 0))
-        return coll_mismatch(a, why);
-    return any ? HINT_ERR_MISMATCH : HINT_SUCCESS;
+        st = coll_mismatch(a, why);
+    else
+        st = any ? HINT_ERR_MISMATCH : HINT_SUCCESS;
+out:
+    free(all);
+    return st;
 }

@@ -17,8 +17,9 @@ int reduce_scatter_block_staged(struct coll_args *a)
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block * (size_t)a->size);
-    int st = coll_stage_publish(a);
-    if (st == HINT_SUCCESS)
-        coll_stage_reduce(a, (size_t)a->rank * a->block, a->count, a->rbuf);
+    int st;
+    CHECK_GOTO(coll_stage_publish(a), out);
+    coll_stage_reduce(a, (size_t)a->rank * a->block, a->count, a->rbuf);
+out:
     return st;
 }

@@ -17,8 +17,9 @@ int reduce_staged(struct coll_args *a)
     coll_stage_post(a);
     if (a->rank != a->root)
         return HINT_SUCCESS; /* leaves without waiting: only the root can see a mismatch */
-    int st = coll_stage_wait_all(a);
-    if (st == HINT_SUCCESS)
-        coll_stage_reduce(a, 0, a->count, a->rbuf);
+    int st;
+    CHECK_GOTO(coll_stage_wait_all(a), out);
+    coll_stage_reduce(a, 0, a->count, a->rbuf);
+out:
     return st;
 }

@@ -150,12 +150,14 @@ static const char *block_in(const struct coll_args *a, bool send, struct side sd
 static int pack_side(const struct coll_args *a, bool send, struct side sd, struct packed *pk)
 {
     size_t total = sd.block * (size_t)sd.n;
-    int st = sd.v ? dense_displs(send ? a->scounts : a->rcounts, sd.n, &pk->displs, &total) : HINT_SUCCESS;
-    if (st == HINT_SUCCESS)
-        st = coll_scratch(total ? total : 1, (void **)&pk->tmp);
-    for (int i = 0; st == HINT_SUCCESS && send && i < sd.n; i++)
+    int st;
+    if (sd.v)
+        CHECK_GOTO(dense_displs(send ? a->scounts : a->rcounts, sd.n, &pk->displs, &total), out);
+    CHECK_GOTO(coll_scratch(total ? total : 1, (void **)&pk->tmp), out);
+    for (int i = 0; send && i < sd.n; i++)
         pack_run(block_in(a, true, sd, i), &a->sl, block_bytes_of(a, true, sd, i),
                  pk->tmp + (sd.v ? pk->displs[i] : (size_t)i * sd.block));
+out:
     return st;
 }
 
@@ -170,17 +172,17 @@ static void unpack_side(const struct coll_args *a, struct side sd, const struct 
 static int run_packed_bcast(struct coll_args *a, int (*run)(struct coll_args *))
 {
     struct coll_args packed = *a;
-    void *tmp;
-    int st = coll_scratch(a->block, &tmp);
-    if (st != HINT_SUCCESS)
-        return st;
+    void *tmp = NULL;
+    int st;
+    CHECK_GOTO(coll_scratch(a->block, &tmp), out);
     if (a->rank == a->root)
         pack_run(a->rbuf, &a->rl, a->block, tmp);
     packed.rbuf = tmp;
     packed.rl = (struct coll_layout){0};
-    st = run(&packed);
-    if (st == HINT_SUCCESS && a->rank != a->root)
+    CHECK_GOTO(run(&packed), out);
+    if (a->rank != a->root)
         unpack_run(tmp, a->block, a->rbuf, &a->rl);
+out:
     free(tmp);
     return st;
 }
@@ -196,23 +198,24 @@ int coll_run_packed(struct coll_args *a, int (*run)(struct coll_args *))
     struct side ss = side_of(a, true), rs = side_of(a, false);
     struct packed sp = {0}, rp = {0};
     struct coll_args packed = *a;
-    int st = HINT_SUCCESS;
-    if (a->sl.type && ss.n > 0 && (st = pack_side(a, true, ss, &sp)) == HINT_SUCCESS) {
+    int st;
+    if (a->sl.type && ss.n > 0) {
+        CHECK_GOTO(pack_side(a, true, ss, &sp), out);
         packed.sbuf = sp.tmp;
         if (ss.v)
             packed.sdispls = sp.displs;
     }
-    if (st == HINT_SUCCESS && a->rl.type && rs.n > 0 && (st = pack_side(a, false, rs, &rp)) == HINT_SUCCESS) {
+    if (a->rl.type && rs.n > 0) {
+        CHECK_GOTO(pack_side(a, false, rs, &rp), out);
         packed.rbuf = rp.tmp;
         if (rs.v)
             packed.rdispls = rp.displs;
     }
-    if (st == HINT_SUCCESS) {
-        packed.sl = packed.rl = (struct coll_layout){0};
-        st = run(&packed);
-    }
-    if (st == HINT_SUCCESS && rp.tmp)
+    packed.sl = packed.rl = (struct coll_layout){0};
+    CHECK_GOTO(run(&packed), out);
+    if (rp.tmp)
         unpack_side(a, rs, &rp);
+out:
     free(sp.tmp);
     free(sp.displs);
     free(rp.tmp);
