@@ -62,11 +62,7 @@ out:
 
 /* Both sides of one rank's call hold the same kind of data (bytes match any kind; a type of
    mixed kinds cannot be told apart from another here). */
-static bool kinds_match(hint_type a, hint_type b)
-{
-    int ka = dt_sig_basic(a), kb = dt_sig_basic(b);
-    return ka == DT_NONE || kb == DT_NONE || ka == kb || ka == DT_BYTE || kb == DT_BYTE;
-}
+static bool kinds_match(hint_type a, hint_type b) { return dt_kinds_match(dt_sig_basic(a), dt_sig_basic(b)); }
 
 /* The layout of a side holding nblocks blocks of count elements of t, one after another: none
    when t is contiguous; HINT_ERR_COUNT when the blocks' span overflows. */

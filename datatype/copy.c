@@ -14,12 +14,8 @@
 
 #define DT_BOUNCE 8192 /* small enough for the stack, large enough to amortise a slice's seek */
 
-/* Signatures that cannot match: both sides of one kind each, and the kinds differ. Bytes are
-   let through either way: moving raw bytes to and from typed buffers is a common idiom. */
-static bool dt_sig_clash(hint_type a, hint_type b)
-{
-    return a->sig >= 0 && b->sig >= 0 && a->sig != b->sig && a->sig != DT_BYTE && b->sig != DT_BYTE;
-}
+/* Signatures that cannot match (datatype.h's dt_kinds_match). */
+static bool dt_sig_clash(hint_type a, hint_type b) { return !dt_kinds_match(dt_sig_basic(a), dt_sig_basic(b)); }
 
 /* t as pieces for dt_copy_flat: contiguous bytes, or its flattened list when it has one. */
 static bool flat_view(hint_type t, struct dt_flat *f)

@@ -8,6 +8,7 @@
 #ifndef HINT_DATATYPE_H
 #define HINT_DATATYPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,13 @@ const char *dt_basic_name(int basic);
    gives DT_DOUBLE), DT_NONE when kinds are mixed or t holds no data. Two types whose kinds
    differ here cannot have matching signatures: p2p and collectives may return HINT_ERR_TYPE. */
 int dt_sig_basic(hint_type t);
+/* The one type-signature rule, for p2p and collectives alike: data of kinds ka and kb (from
+   dt_sig_basic) can match unless both are one predefined kind each and the kinds differ; bytes
+   match any kind (moving raw bytes to and from typed buffers is a common idiom). */
+static inline bool dt_kinds_match(int ka, int kb)
+{
+    return ka == kb || ka == DT_NONE || kb == DT_NONE || ka == DT_BYTE || kb == DT_BYTE;
+}
 /* MPI's true lb and true extent (the span actually touched), for temporary buffers. */
 ptrdiff_t dt_true_lb(hint_type t);
 ptrdiff_t dt_true_extent(hint_type t);

@@ -330,11 +330,8 @@ static bool single_copy(struct hint_request_s *r, int src, const struct shm_cell
     return true;
 }
 
-/* Both sides made of one predefined kind each must be of the same kind (bytes match any). */
-static bool signatures_match(int sent, int wanted)
-{
-    return sent == wanted || sent == DT_NONE || wanted == DT_NONE || sent == DT_BYTE || wanted == DT_BYTE;
-}
+/* datatype.h's one rule: kinds differ only when both are one predefined kind each. */
+static bool signatures_match(int sent, int wanted) { return dt_kinds_match(sent, wanted); }
 
 /* Matching paired receive r with the message whose first cell came from local rank src. */
 static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
