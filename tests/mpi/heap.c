@@ -177,14 +177,17 @@ int main(int argc, char **argv)
     RC_OK(hint_group_size(HINT_WORLD, &P));
     void *kept = heap_buffer(1000);
     RC_CHECK(hint_mem_shared(kept));
-    if (!strcmp(what, "basics"))
-        basics(before);
-    else if (!strcmp(what, "threads"))
-        threads();
-    else if (!strcmp(what, "exhaust"))
-        exhaust();
-    else
-        RC_FAIL("unknown mode %s", what);
+    if (!strcmp(what, "basics")) {
+        basics(before); /* frees it */
+    } else {
+        free(before); /* glibc's memory from before init, freed after it */
+        if (!strcmp(what, "threads"))
+            threads();
+        else if (!strcmp(what, "exhaust"))
+            exhaust();
+        else
+            RC_FAIL("unknown mode %s", what);
+    }
     RC_OK(hint_finalize());
     /* after finalize: heap buffers are still valid and freeable; new ones are glibc's */
     memset(kept, 3, 1000);
