@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# gcc brings libasan8 and libubsan1 (through libgcc-12-dev): the sanitizer build of scripts/test.sh
+# needs nothing more; they are named so that a trimmed image cannot lack them.
 packages=(meson ninja-build pkg-config gcc libc6-dev libhwloc-dev libfabric-dev libcriterion-dev
-          libpapi-dev libmimalloc-dev libjansson-dev libfftw3-dev
+          libpapi-dev libmimalloc-dev libjansson-dev libasan8 libubsan1 binutils libfftw3-dev
           man-db groff-base)
 missing=()
 for p in "${packages[@]}"; do
