@@ -48,17 +48,8 @@ static bool is_derived(hint_type t) { return !dt_is_contig(t); }
 /* `code` when the condition holds: the argument checks below read as one CHECK_GOTO each. */
 static int refuse_if(bool bad, int code) { return bad ? code : HINT_SUCCESS; }
 
-/* Bytes of data in count elements of t, which must be usable. */
-static int block_bytes(size_t count, hint_type t, size_t *bytes)
-{
-    int st;
-    CHECK_GOTO(dt_check(t), out);
-    size_t es = dt_size(t);
-    CHECK_GOTO(refuse_if(es != 0 && count > SIZE_MAX / es, HINT_ERR_COUNT), out);
-    *bytes = count * es;
-out:
-    return st;
-}
+/* Bytes of data in count elements of t, which must be usable (datatype.h's one conversion). */
+static int block_bytes(size_t count, hint_type t, size_t *bytes) { return dt_count_bytes(t, count, bytes); }
 
 /* Both sides of one rank's call hold the same kind of data (bytes match any kind; a type of
    mixed kinds cannot be told apart from another here). */

@@ -57,6 +57,9 @@ const char *dt_basic_name(int basic);
    gives DT_DOUBLE), DT_NONE when kinds are mixed or t holds no data. Two types whose kinds
    differ here cannot have matching signatures: p2p and collectives may return HINT_ERR_TYPE. */
 int dt_sig_basic(hint_type t);
+/* The one counts-to-bytes conversion: bytes of data in count elements of t, after checking that
+   t is usable (its dt_check code) and that the product does not overflow (HINT_ERR_COUNT). */
+int dt_count_bytes(hint_type t, size_t count, size_t *bytes);
 /* The one type-signature rule, for p2p and collectives alike: data of kinds ka and kb (from
    dt_sig_basic) can match unless both are one predefined kind each and the kinds differ; bytes
    match any kind (moving raw bytes to and from typed buffers is a common idiom). */

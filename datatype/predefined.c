@@ -76,6 +76,18 @@ const char *dt_basic_name(int basic)
 }
 
 int dt_sig_basic(hint_type t) { return t->sig >= 0 ? t->sig : DT_NONE; }
+
+int dt_count_bytes(hint_type t, size_t count, size_t *bytes)
+{
+    int st = dt_check(t);
+    if (st != HINT_SUCCESS)
+        return st;
+    size_t size = dt_size(t);
+    if (size != 0 && count > SIZE_MAX / size)
+        return HINT_ERR_COUNT;
+    *bytes = count * size;
+    return HINT_SUCCESS;
+}
 ptrdiff_t dt_true_lb(hint_type t) { return t->true_lb; }
 ptrdiff_t dt_true_extent(hint_type t) { return t->true_extent; }
 

@@ -16,16 +16,10 @@
 
 static int check_buffer(const void *buf, size_t count, hint_type t, size_t *bytes)
 {
-    int st = dt_check(t);
-    if (st != HINT_SUCCESS)
-        return st;
-    size_t size = dt_size(t);
-    if (size != 0 && count > SIZE_MAX / size)
-        return HINT_ERR_COUNT;
-    *bytes = count * size;
-    if (*bytes > 0 && buf == NULL)
-        return HINT_ERR_BUFFER;
-    return HINT_SUCCESS;
+    int st = dt_count_bytes(t, count, bytes);
+    if (st == HINT_SUCCESS && *bytes > 0 && buf == NULL)
+        st = HINT_ERR_BUFFER;
+    return st;
 }
 
 static struct hint_request_s *make_request(int kind, const void *buf, size_t count, hint_type t, int tag,
