@@ -46,31 +46,31 @@ static const struct coll_alg bcast_algs[] = {
     [BCAST_HEAP] = TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
                          coll_heap_ok, bcast_heap),
 };
-enum { REDUCE_BINOMIAL, REDUCE_SHM, REDUCE_HEAP };
+enum { REDUCE_BINOMIAL, REDUCE_STAGED, REDUCE_HEAP };
 static const struct coll_alg reduce_algs[] = {
     [REDUCE_BINOMIAL] = ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
-    [REDUCE_SHM] = ALG("shm", "small: inputs staged, the root combines all P; the others leave at once",
+    [REDUCE_STAGED] = ALG("staged", "small: inputs staged, the root combines all P; the others leave at once",
                        reduce_staged_ok, reduce_staged),
     [REDUCE_HEAP] = ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
                         coll_heap_ok, reduce_heap),
 };
-enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_SHM, ALLREDUCE_HEAP };
+enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_STAGED, ALLREDUCE_HEAP };
 static const struct coll_alg allreduce_algs[] = {
     [ALLREDUCE_RECURSIVE_DOUBLING] = ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL,
                                          allreduce_recursive_doubling),
     [ALLREDUCE_REDUCE_BCAST] = ALG("reduce_bcast", "binomial reduce to rank 0, then binomial bcast", NULL,
                                    allreduce_reduce_bcast),
     [ALLREDUCE_RING] = ALG("ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", NULL, allreduce_ring),
-    [ALLREDUCE_SHM] = ALG("shm", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
+    [ALLREDUCE_STAGED] = ALG("staged", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
                           allreduce_staged_ok, allreduce_staged),
     [ALLREDUCE_HEAP] = ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
                            coll_heap_ok, allreduce_heap),
 };
-enum { GATHER_LINEAR, GATHER_BINOMIAL, GATHER_SHM, GATHER_HEAP };
+enum { GATHER_LINEAR, GATHER_BINOMIAL, GATHER_STAGED, GATHER_HEAP };
 static const struct coll_alg gather_algs[] = {
     [GATHER_LINEAR] = ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
     [GATHER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
-    [GATHER_SHM] = ALG("shm", "small blocks staged by every rank, the root copies them out; the others leave at once",
+    [GATHER_STAGED] = ALG("staged", "small blocks staged by every rank, the root copies them out; the others leave at once",
                        gather_staged_ok, gather_staged),
     [GATHER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
                         gather_heap),
@@ -79,11 +79,11 @@ enum { GATHERV_LINEAR };
 static const struct coll_alg gatherv_algs[] = {
     [GATHERV_LINEAR] = ALG("linear", "root receives from every rank straight into place", NULL, gatherv_linear),
 };
-enum { SCATTER_LINEAR, SCATTER_BINOMIAL, SCATTER_SHM, SCATTER_HEAP };
+enum { SCATTER_LINEAR, SCATTER_BINOMIAL, SCATTER_STAGED, SCATTER_HEAP };
 static const struct coll_alg scatter_algs[] = {
     [SCATTER_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatter_linear),
     [SCATTER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
-    [SCATTER_SHM] = ALG("shm", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
+    [SCATTER_STAGED] = ALG("staged", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
                         gather_staged_ok, scatter_staged),
     [SCATTER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer",
                          coll_heap_ok, scatter_heap),
@@ -93,7 +93,7 @@ static const struct coll_alg scatterv_algs[] = {
     [SCATTERV_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
 };
 enum { ALLGATHER_RING, ALLGATHER_RECURSIVE_DOUBLING, ALLGATHER_BRUCK, ALLGATHER_MORTON, ALLGATHER_MORTON_NUMA,
-       ALLGATHER_SHM };
+       ALLGATHER_STAGED };
 static const struct coll_alg allgather_algs[] = {
     [ALLGATHER_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgather_ring),
     [ALLGATHER_RECURSIVE_DOUBLING] = ALG("recursive_doubling",
@@ -102,7 +102,7 @@ static const struct coll_alg allgather_algs[] = {
     [ALLGATHER_BRUCK] = ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
     [ALLGATHER_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, allgather_morton),
     [ALLGATHER_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgather_morton_numa),
-    [ALLGATHER_SHM] = TYPED("shm", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
+    [ALLGATHER_STAGED] = TYPED("staged", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
                             allgather_staged_ok, allgather_staged),
 };
 enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA };
@@ -113,7 +113,7 @@ static const struct coll_alg allgatherv_algs[] = {
     [ALLGATHERV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
 };
 enum { ALLTOALL_PAIRWISE, ALLTOALL_BRUCK, ALLTOALL_LINEAR, ALLTOALL_ROW, ALLTOALL_COLUMN, ALLTOALL_HILBERT,
-       ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_SHM };
+       ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_STAGED };
 static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     [ALLTOALL_BRUCK] = ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
@@ -123,7 +123,7 @@ static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_HILBERT] = TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoall_hilbert),
     [ALLTOALL_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoall_morton),
     [ALLTOALL_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoall_morton_numa),
-    [ALLTOALL_SHM] = TYPED("shm", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
+    [ALLTOALL_STAGED] = TYPED("staged", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
                            alltoall_staged_ok, alltoall_staged),
 };
 enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
@@ -137,12 +137,12 @@ static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
     [ALLTOALLV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
 };
-enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_SHM, RSB_HEAP };
+enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_STAGED, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {
     [RSB_REDUCE_SCATTER] = ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
                                reduce_scatter_block_reduce_scatter),
     [RSB_RING] = ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
-    [RSB_SHM] = ALG("shm", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
+    [RSB_STAGED] = ALG("staged", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
                     reduce_scatter_block_staged),
     [RSB_HEAP] = ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
                      coll_heap_ok, reduce_scatter_block_heap),
@@ -187,13 +187,21 @@ int coll_op_by_name(const char *op)
     return -1;
 }
 
-int coll_alg_by_name(int op_id, const char *name)
+static int alg_index(int op_id, const char *name)
 {
     const struct coll_table *t = &coll_tables[op_id];
     for (int i = 0; i < t->nalgs; i++)
         if (strcmp(t->algs[i].name, name) == 0)
             return i;
     return -1;
+}
+
+/* "staged" was called "shm" before barrier and bcast kept that name for their own mechanisms:
+   the old name still selects it, so older scripts and tuning files keep working. */
+int coll_alg_by_name(int op_id, const char *name)
+{
+    int k = alg_index(op_id, name);
+    return k < 0 && strcmp(name, "shm") == 0 ? alg_index(op_id, "staged") : k;
 }
 
 static void read_env(void)

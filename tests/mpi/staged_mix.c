@@ -22,7 +22,7 @@ static void force_shm(void)
 {
     const char *ops[] = {"reduce", "gather", "scatter", "alltoall", "allgather", "allreduce", "reduce_scatter_block"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        RC_OK(hint_coll_set(ops[i], "shm"));
+        RC_OK(hint_coll_set(ops[i], "staged"));
 }
 
 static void one_round(int k, long *s, long *r)

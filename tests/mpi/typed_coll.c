@@ -286,7 +286,7 @@ static void run_alg(int op_id, const char *alg)
         return;
     }
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        if (strcmp(alg, "shm") == 0 && sizes[i] > 1024)
+        if (strcmp(alg, "staged") == 0 && sizes[i] > 1024)
             continue; /* not applicable: a forced choice would be an error */
         for (int k = 0; k < NLAYOUTS; k++)
             one_call(op_id, alg, &L[(rc_rank + k) % NLAYOUTS], &L[(3 * rc_rank + k + 1) % NLAYOUTS], sizes[i], k);

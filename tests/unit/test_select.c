@@ -36,6 +36,13 @@ Test(select, api_md_names_exist)
     for (size_t k = 0; k < sizeof need / sizeof need[0]; k++)
         cr_expect_eq(hint_coll_set(need[k][0], need[k][1]), HINT_SUCCESS, "%s/%s", need[k][0], need[k][1]);
     cr_expect_eq(hint_coll_set("alltoall", "nonsense"), HINT_ERR_ARG);
+    /* the staged algorithms were called shm: the old name still selects them */
+    cr_expect_eq(hint_coll_set("allreduce", "shm"), HINT_SUCCESS);
+    cr_expect_str_eq(coll_forced_name(COLL_ALLREDUCE), "staged");
+    cr_expect_eq(hint_coll_set("allreduce", "auto"), HINT_SUCCESS);
+    cr_expect_eq(hint_coll_set("barrier", "shm"), HINT_SUCCESS);
+    cr_expect_str_eq(coll_forced_name(COLL_BARRIER), "shm");
+    cr_expect_eq(hint_coll_set("barrier", "auto"), HINT_SUCCESS);
     cr_expect_eq(hint_coll_set("alltoall", "auto"), HINT_SUCCESS);
     cr_expect_null(coll_forced_name(COLL_ALLTOALL));
     cr_expect_eq(hint_coll_set("alltoall", "bruck"), HINT_SUCCESS);
