@@ -66,7 +66,7 @@ static struct order_cache *cache_of(hint_group g)
 }
 
 /* This rank's tuples for the order, computed on first use and kept on the group. */
-const struct order_tuple *coll_order_tuples(hint_group g, int kind)
+static const struct order_tuple *coll_order_tuples(hint_group g, int kind)
 {
     struct order_cache *c = cache_of(g);
     if (c == NULL)

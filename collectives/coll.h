@@ -128,7 +128,6 @@ const char *coll_forced_name(int op_id);
    -1 when there is none. */
 int coll_op_by_name(const char *op);
 int coll_alg_by_name(int op_id, const char *name);
-void coll_select_reset(void);
 /* Free the staging areas of freed groups (hint_finalize, after its fence). */
 void coll_staging_release_all(void);
 void coll_record(int op_id, const char *name);
@@ -166,7 +165,6 @@ int coll_recv(void *buf, size_t n, int peer, const struct coll_args *a);
 int coll_sendrecv(const void *s, size_t sn, int dst, void *r, size_t rn, int src, const struct coll_args *a);
 int coll_isend(const void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
 int coll_irecv(void *buf, size_t n, int peer, const struct coll_args *a, hint_request *r);
-int coll_waitall(size_t n, hint_request *r);
 /* An array of n empty requests (NULL when out of memory), and the way back: wait for all of
    them, free the array, and return st or else the first error of the requests. */
 hint_request *coll_requests(size_t n);

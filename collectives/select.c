@@ -223,13 +223,6 @@ static void read_env(void)
     }
 }
 
-void coll_select_reset(void)
-{
-    memset(forced, 0, sizeof forced);
-    memset(last_ran, 0, sizeof last_ran);
-    env_read = false;
-}
-
 const char *coll_forced_name(int op_id)
 {
     if (!env_read)

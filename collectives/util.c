@@ -22,7 +22,6 @@ int coll_irecv(void *buf, size_t n, int peer, const struct coll_args *a, hint_re
     return p2p_irecv(buf, n, HINT_BYTE, peer, a->tag, a->g, a->g->ctx + 1, r);
 }
 
-int coll_waitall(size_t n, hint_request *r) { return p2p_waitall(n, r); }
 
 hint_request *coll_requests(size_t n) { return calloc(n, sizeof(hint_request)); }
 

@@ -65,11 +65,6 @@ int rt_cfg_check_all(void);
 int rt_parse_size(const char *s, size_t *out);
 int rt_parse_int(const char *s, long long min, long long max, long long *out);
 int rt_parse_seconds(const char *s, double min, double max, double *out);
-/* Older readers, kept for code not yet moved to rt_cfg_*: a variable with a row is read through
-   it (the row's range and default win); one without a row is parsed with the caller's. */
-long rt_env_long(const char *name, long dflt, long min, long max);
-const char *rt_env_str(const char *name, const char *dflt);
-size_t rt_env_size(const char *name, size_t dflt);
 
 /* Translate an errno into a HINT_ERR_* (one place). */
 int rt_from_errno(int err);

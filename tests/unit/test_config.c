@@ -161,11 +161,6 @@ Test(config, readers_use_the_row)
     setenv("HINT_TUNING_FILE", "/x/y.json", 1);
     cr_expect_str_eq(rt_cfg_str("HINT_TUNING_FILE"), "/x/y.json");
 
-    /* the older reader defers to the row: its own range and default do not apply */
-    setenv("HINT_WAIT_SPIN_US", "250", 1);
-    cr_expect_eq(rt_env_long("HINT_WAIT_SPIN_US", 5, 0, 10), 250);
-    unsetenv("HINT_HEAP_SIZE");
-    cr_expect_eq(rt_env_size("HINT_HEAP_SIZE", 99), 99, "no default in the row: the caller's");
 }
 
 static void redirect(void) { cr_redirect_stderr(); }
