@@ -22,8 +22,8 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "force a collective's algorithm, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms); "
                 "an unknown name is reported and the defaults run"},
     {.name = "HINT_TUNING_FILE", .kind = RT_ENV_STRING, .dflt = "",
-     .meaning = "JSON tuning file (from hint-tune, format in collectives/tune.h) choosing algorithm and copy mode "
-                "per operation, P and size"},
+     .meaning = "JSON tuning file (from hint-tune or by hand; format in collectives/rules.h, as `hint_info --rules` "
+                "prints the built-in rules) choosing algorithm and copy mode per operation, group shape and size"},
     {.name = "HINT_AUTOTUNE", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: online autotuning (alltoall: the shared-heap orders; allgather: Morton and the message-based "
                 "algorithms; each 1 warm-up + 3 timed runs per size and buffer pair; all ranks keep the same "
