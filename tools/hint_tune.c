@@ -23,6 +23,7 @@
 
 #include "collectives/coll.h"
 #include "hint.h"
+#include "runtime/runtime.h"
 
 struct cand {
     const char *alg;
@@ -51,15 +52,10 @@ static void usage(FILE *to)
         "  --iters N   calls per measurement (default: 500 for small messages down to 10 for large)\n");
 }
 
+/* The library's one size parser (runtime/runtime.h), with hint-tune's bounds. */
 static int parse_size(const char *s, size_t *out)
 {
-    char *e;
-    double v = strtod(s, &e);
-    size_t m = *e == 'K' || *e == 'k' ? 1024 : *e == 'M' || *e == 'm' ? 1 << 20 : 1;
-    if (e == s || (*e && m == 1) || (m > 1 && e[1]) || v < 1 || v > 1e12)
-        return -1;
-    *out = (size_t)(v * (double)m);
-    return 0;
+    return rt_parse_size(s, out) != HINT_SUCCESS || *out < 1 || *out > ((size_t)1 << 40) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- one call of each operation */
