@@ -1,7 +1,7 @@
 /*
  * allreduce heap — large messages over the shared heap, no message at all: every rank publishes
  * the heap offsets of its input and output, a barrier; rank i reduces segment i of the element
- * range straight from the P inputs (in the same rank order as allreduce shm) into its own output,
+ * range straight from the P inputs (in the same rank order as allreduce staged) into its own output,
  * a barrier; then it copies every other segment j from rank j's output into its own, a barrier
  * before anyone may touch its buffers again. A reduce-scatter and an allgather in which each
  * byte is read where it lies. When any rank's buffers are off the heap, every rank sees it in

@@ -1,5 +1,5 @@
 /*
- * allreduce shm — small messages, one synchronisation (collectives/staging.c): each rank copies
+ * allreduce staged — small messages, one synchronisation (collectives/staging.c): each rank copies
  * its input into its staging area, publishes, waits for every rank's, and reduces all P inputs
  * itself, in the same order on every rank (the last rank's input first, then rank P-2 ... 0
  * combined into it), so every rank computes bitwise the same result with no second exchange.
