@@ -1,11 +1,11 @@
 /*
- * alltoall shm and allgather shm — small blocks, one synchronisation (collectives/staging.c):
+ * alltoall staged and allgather staged — small blocks, one synchronisation (collectives/staging.c):
  * each rank copies its P blocks into its staging area, publishes, waits for every rank's and
  * copies its block out of each rank's area. The send buffer is free once staged and the receive
  * buffer is only written by its owner, so no barrier. Needs the shared heap (staging areas every
  * rank can read), a collective slot, and blocks of at most SHM_STAGE_BLOCK bytes.
  * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
- * allgather shm is the same with one staged block per rank, which every rank copies out.
+ * allgather staged is the same with one staged block per rank, which every rank copies out.
  * Derived datatypes cost nothing extra: staging packs from the sender's layout and copying out
  * unpacks into the receiver's, each with its own type.
  */

@@ -1,5 +1,5 @@
 /*
- * gather shm and scatter shm — small blocks through the staging areas (collectives/staging.c),
+ * gather staged and scatter staged — small blocks through the staging areas (collectives/staging.c),
  * no barrier. gather: every rank stages its block and posts; the non-roots leave at once, the
  * root waits for all and copies the blocks out. scatter: the root stages the P blocks and posts
  * (and leaves); every other rank waits for the root's post and copies its block out.

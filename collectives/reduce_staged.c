@@ -1,7 +1,7 @@
 /*
- * reduce shm — small messages: every rank stages its input (collectives/staging.c) and posts;
+ * reduce staged — small messages: every rank stages its input (collectives/staging.c) and posts;
  * the non-roots leave at once, the root waits for every rank's and combines them in rank order
- * as allreduce shm does. Needs the shared heap, a collective slot and at most P * SHM_STAGE_BLOCK
+ * as allreduce staged does. Needs the shared heap, a collective slot and at most P * SHM_STAGE_BLOCK
  * bytes. Cost: 1 copy in per rank; the root 1 copy + P-1 combines of n bytes; no barrier.
  */
 #include "collectives/algs.h"

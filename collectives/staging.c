@@ -1,7 +1,7 @@
 /*
  * collectives/staging.c — per-rank staging areas on the shared heap for the small-message
- * algorithms that need one synchronisation per call (the staged algorithms of alltoall, allgather, allreduce, reduce, gather, scatter and
- * reduce_scatter_block):
+ * algorithms that need one synchronisation per call (the staged algorithms of alltoall,
+ * allgather, allreduce, reduce, gather, scatter and reduce_scatter_block):
  * each rank copies its data into its own area (area e % STAGE_AREAS for call e), publishes e in
  * its flag, waits for the flags of the ranks it reads (all of them, or for the rooted operations
  * the root's or none) and reads what it needs out of their areas. No barrier: an area is
