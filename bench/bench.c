@@ -5,6 +5,7 @@
  *
  *   hintrun -n P hint-bench OP [--sizes 8:1M] [--iters N] [--warmup N] [--algorithm NAME]
  *                              [--stype L] [--rtype L] [--flush-cache] [--vary-data] [--check] [--csv]
+ *                              [--papi EVENTS]
  *
  * Timing: by default, as OSU, a barrier then N back-to-back calls timed together. With
  * --flush-cache, --vary-data or --check every call is timed alone after its preparation:
@@ -22,6 +23,14 @@
  * sentinel, were left alone. With a strided layout the output says so: the plain header names
  * both layouts, and every CSV line gets two more fields, stype and rtype (the CSV of contiguous
  * runs keeps its nine fields, which bench/compare parses).
+ *
+ * Output: OSU's layout, so OSU parsers and gnuplot read it as they read osu_alltoall -f: every
+ * line that is not data starts with '#' (a description, then the column header), and a data line
+ * holds the size, average, minimum and maximum latency over ranks, the iterations, one column per
+ * --papi event, and last the algorithm the library chose (hint_coll_last; '-' for the MPI peers).
+ * --papi counts PAPI events around the timed calls only (bench/counters.c) and prints each as
+ * events per call summed over the ranks (total / iterations); where the machine exposes no
+ * counters one line on stderr says so and the run goes on without them.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -30,6 +39,7 @@
 #include <string.h>
 
 #include "bench/adapter.h"
+#include "bench/counters.h"
 
 enum bop {
     B_BARRIER, B_BCAST, B_REDUCE, B_ALLREDUCE, B_REDUCE_SCATTER_BLOCK, B_GATHER, B_SCATTER, B_ALLGATHER,
@@ -50,6 +60,8 @@ struct opts {
     int flush, vary, check, csv;
     enum bk_layout stype, rtype; /* BK_CONTIG for every operation but alltoall and allgather */
     int layout_given;            /* --stype or --rtype was on the command line */
+    struct bc_set counters;      /* --papi events; counters.n == 0 without --papi */
+    int counting;                /* every rank counts the events (bc_open succeeded everywhere) */
 };
 
 struct bufs {
@@ -78,8 +90,14 @@ static void usage(FILE *to)
             "  --vary-data            change the send data before every call\n"
             "  --check                verify the result of every call\n"
             "  --csv                  one CSV line per size: library,op,P,bytes,avg_us,min_us,max_us,iters,algorithm\n"
-            "                         and, when a layout is strided, two more fields: stype,rtype\n"
+            "                         and, when a layout is strided, two more fields: stype,rtype; with --papi\n"
+            "                         counting, one more field per event (events per call, all ranks)\n"
+            "  --papi EVENTS          PAPI events, comma-separated (e.g. PAPI_TOT_INS,PAPI_L1_DCM), counted around\n"
+            "                         the timed calls: one column per event, events per call summed over the ranks;\n"
+            "                         where the machine exposes no counters a line says so and the run goes on\n"
             "  --help\n"
+            "Output (without --csv) is OSU's layout: '#' before every line that is not data; a data line is\n"
+            "  size, avg, min, max latency (us) over ranks, iterations, the --papi columns, algorithm\n"
             "latency: ping-pong between ranks 0 and 1 (half round trip); bandwidth: windows of 64 sends\n"
             "from rank 0 to rank 1, reported in MB/s in the avg/min/max columns.\n");
 }
@@ -199,6 +217,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->check = 1;
         } else if (!strcmp(a, "--csv")) {
             o->csv = 1;
+        } else if (!strcmp(a, "--papi") && val) {
+            char why[BC_WHY_LEN];
+            if (bc_parse(val, &o->counters, why) != 0) {
+                if (rank == 0)
+                    fprintf(stderr, "hint-bench: %s\n", why);
+                return 2;
+            }
+            i++;
         } else if (a[0] != '-' && o->op < 0) {
             for (int k = 0; k < B_NOPS; k++)
                 if (!strcmp(a, op_names[k]))
@@ -503,7 +529,7 @@ static long default_iters(const struct opts *o, size_t n)
 }
 
 /* Run one size: returns this rank's average seconds per call (bandwidth: per window). */
-static int run_size(const struct opts *o, size_t n, long iters, long warmup, double *per_call, int *bad)
+static int run_size(struct opts *o, size_t n, long iters, long warmup, double *per_call, int *bad)
 {
     struct bufs b;
     if (alloc_bufs(o, n, &b) != 0) {
@@ -512,6 +538,8 @@ static int run_size(const struct opts *o, size_t n, long iters, long warmup, dou
     }
     int st = 0;
     *bad = 0;
+    if (o->counting)
+        bc_zero(&o->counters);
     fill_send(o, &b, n, 0);
     for (long i = 0; i < warmup && !st; i++)
         st = call(o, &b, n);
@@ -523,22 +551,99 @@ static int run_size(const struct opts *o, size_t n, long iters, long warmup, dou
             if (o->flush)
                 flush_and_touch(&b);
             bk_barrier();
+            if (o->counting)
+                bc_begin(&o->counters);
             double t0 = bk_wtime();
             st = call(o, &b, n);
             total += bk_wtime() - t0;
+            if (o->counting)
+                bc_end(&o->counters);
             if (o->check)
                 *bad |= verify(o, &b, n, o->vary ? it : 0);
         }
     } else {
         bk_barrier();
+        if (o->counting)
+            bc_begin(&o->counters);
         double t0 = bk_wtime();
         for (long it = 0; it < iters && !st; it++)
             st = call(o, &b, n);
         total = bk_wtime() - t0;
+        if (o->counting)
+            bc_end(&o->counters);
     }
     *per_call = total / (double)iters;
     free_bufs(&b);
     return st;
+}
+
+/* --papi: every rank opens the counters and all agree on the outcome (the per-size sums are
+   collectives, so either every rank counts or none). An unknown event name is an error (2); no
+   counters on this machine is said in one line on stderr and the run goes on (0). */
+static int open_counters(struct opts *o, char why[BC_WHY_LEN])
+{
+    why[0] = '\0';
+    if (o->counters.n == 0)
+        return 0;
+    enum bc_status mine = bc_open(&o->counters, why);
+    double mn, worst, sum;
+    bk_reduce_time((double)mine, &mn, &worst, &sum);
+    if (worst == BC_COUNTING) {
+        o->counting = 1;
+        return 0;
+    }
+    if (mine == BC_COUNTING) {
+        bc_close(&o->counters);
+        snprintf(why, BC_WHY_LEN, "another rank could not count them");
+    }
+    if (worst == BC_BAD_NAME) {
+        if (rank == 0)
+            fprintf(stderr, "hint-bench: --papi: %s\n", why);
+        return 2;
+    }
+    if (rank == 0)
+        fprintf(stderr, "hint-bench: PAPI counters are not available here (%s); running without them\n", why);
+    return 0;
+}
+
+/* OSU's layout: '#' before the description and the column header, so parsers skip them. */
+static void print_header(const struct opts *o, const char *layouts, const char *papi_why)
+{
+    int bw = o->op == B_BANDWIDTH;
+    printf("# OSU-style hint-bench %s: %s, P=%d%s%s%s%s\n", op_names[o->op], bk_library(), P, layouts,
+           o->flush ? ", flush-cache" : "", o->vary ? ", vary-data" : "", o->check ? ", checked" : "");
+    if (o->counting)
+        printf("# PAPI columns: events per call summed over the %d ranks (total / iterations)\n", P);
+    else if (o->counters.n > 0)
+        printf("# PAPI: not available here (%s)\n", papi_why);
+    printf("%-10s%20s%20s%20s%12s", "# Size", bw ? "Avg Bandwidth(MB/s)" : "Avg Latency(us)",
+           bw ? "Min Bandwidth(MB/s)" : "Min Latency(us)", bw ? "Max Bandwidth(MB/s)" : "Max Latency(us)",
+           "Iterations");
+    for (int k = 0; o->counting && k < o->counters.n; k++)
+        printf("  %18s/call", o->counters.names[k]);
+    printf("  Algorithm\n");
+}
+
+/* One size: the OSU-style line, or the CSV line (counters appended after the fields it had). */
+static void print_row(const struct opts *o, size_t n, const double t[3], long iters, const char *alg,
+                      const double *per_call)
+{
+    int strided = o->stype != BK_CONTIG || o->rtype != BK_CONTIG;
+    if (o->csv) {
+        printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s", bk_library(), op_names[o->op], P, n, t[0], t[1], t[2], iters,
+               alg);
+        if (strided)
+            printf(",%s,%s", layout_names[o->stype], layout_names[o->rtype]);
+        for (int k = 0; o->counting && k < o->counters.n; k++)
+            printf(",%.1f", per_call[k]);
+    } else {
+        printf("%-10zu%20.3f%20.3f%20.3f%12ld", n, t[0], t[1], t[2], iters);
+        for (int k = 0; o->counting && k < o->counters.n; k++)
+            printf("  %23.1f", per_call[k]);
+        printf("  %s", alg);
+    }
+    printf("\n");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -561,18 +666,19 @@ int main(int argc, char **argv)
         bk_finalize();
         return 2;
     }
+    char papi_why[BC_WHY_LEN];
+    if (open_counters(&o, papi_why) != 0) {
+        bk_finalize();
+        return 2;
+    }
     int bw = o.op == B_BANDWIDTH;
     /* strided results are labelled so they are never read as contiguous ones */
     int strided = o.stype != BK_CONTIG || o.rtype != BK_CONTIG;
     char layouts[64] = "";
     if (strided)
         snprintf(layouts, sizeof layouts, ", stype=%s, rtype=%s", layout_names[o.stype], layout_names[o.rtype]);
-    if (rank == 0 && !o.csv) {
-        printf("# hint-bench %s, %s, P=%d%s%s%s%s\n", op_names[o.op], bk_library(), P, layouts,
-               o.flush ? ", flush-cache" : "", o.vary ? ", vary-data" : "", o.check ? ", checked" : "");
-        printf("%12s %12s %12s %12s %8s  %s\n", "bytes", bw ? "avg_MB/s" : "avg_us", bw ? "min_MB/s" : "min_us",
-               bw ? "max_MB/s" : "max_us", "iters", "algorithm");
-    }
+    if (rank == 0 && !o.csv)
+        print_header(&o, layouts, papi_why);
     int failed = 0;
     for (int k = 0; k < o.nsizes; k++) {
         size_t n = o.sizes[k];
@@ -599,20 +705,18 @@ int main(int argc, char **argv)
         double badsum, d1, d2;
         bk_reduce_time((double)bad, &d1, &d2, &badsum);
         failed |= badsum > 0;
-        if (rank == 0) {
-            if (o.csv && strided)
-                printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s,%s,%s\n", bk_library(), op_names[o.op], P, n, avg, mn,
-                       mx, iters, alg, layout_names[o.stype], layout_names[o.rtype]);
-            else if (o.csv)
-                printf("%s,%s,%d,%zu,%.3f,%.3f,%.3f,%ld,%s\n", bk_library(), op_names[o.op], P, n, avg, mn, mx,
-                       iters, alg);
-            else
-                printf("%12zu %12.3f %12.3f %12.3f %8ld  %s\n", n, avg, mn, mx, iters, alg);
-            fflush(stdout);
+        double per_call[BC_MAX_EVENTS];
+        for (int e = 0; o.counting && e < o.counters.n; e++) {
+            bk_reduce_time((double)o.counters.totals[e], &d1, &d2, &per_call[e]);
+            per_call[e] /= (double)iters;
         }
+        if (rank == 0)
+            print_row(&o, n, (const double[3]){avg, mn, mx}, iters, alg, per_call);
     }
     if (failed && rank == 0)
         fprintf(stderr, "hint-bench: --check found wrong results (see above)\n");
+    if (o.counting)
+        bc_close(&o.counters);
     bk_finalize();
     return failed ? 1 : 0;
 }

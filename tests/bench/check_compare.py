@@ -137,4 +137,26 @@ check("## alltoall, P=2, stype=strided, rtype=contig" in md3 and "Block layouts"
 r = run(["--ops", "alltoall,bcast", "--stype", "strided", "--out", os.path.join(out, "refused")], timeout=30)
 check(r.returncode == 2 and "alltoall and allgather only" in r.stderr, "--stype with bcast is refused", r.stderr)
 
+# 5. ranks beyond the cores: the plot title and the table heading say "N ranks on C cores"
+cores = len(os.sched_getaffinity(0))
+over = cores + 1
+label = f"{over} ranks on {cores} core{'s' if cores > 1 else ''}"
+out4 = os.path.join(out, "oversubscribed")
+r = run(["--build", build, "--libs", "hint", "--ops", "barrier", "--nps", f"2,{over}", "--reps", "1",
+         "--iters", "20", "--out", out4])
+md4 = open(os.path.join(out4, "compare.md")).read() if os.path.exists(os.path.join(out4, "compare.md")) else ""
+check(r.returncode == 0 and f"## barrier, P={over} ({label})" in md4,
+      f"compare.md: the P={over} heading says '{label}'", r.stderr[-1500:] + md4[-1500:])
+if shutil.which("gnuplot"):
+    titles = {}
+    for P in (2, over):
+        try:
+            with open(os.path.join(out4, "plots", f"barrier-p{P}.gp")) as f:
+                titles[P] = [l for l in f if l.startswith("set title")]
+        except OSError:
+            titles[P] = []
+    fits = "P=2:" if cores >= 2 else f"2 ranks on {cores} core"
+    check(titles[over] and f"barrier, {label}:" in titles[over][0] and titles[2] and fits in titles[2][0],
+          f"plot titles: '{label}' when oversubscribed, '{fits}' otherwise", str(titles))
+
 report(results, tail=30)

@@ -47,7 +47,7 @@ for P in (1, 2, 3, 4):
 
 r = run(2, ["alltoall", "--stype", "strided", "--rtype", "strided", "--sizes", "8,4096", "--iters", "4",
             "--flush-cache", "--vary-data", "--check"])
-check(r.returncode == 0 and "# hint-bench alltoall, " in r.stdout and "stype=strided, rtype=strided" in r.stdout,
+check(r.returncode == 0 and "# OSU-style hint-bench alltoall: " in r.stdout and "stype=strided, rtype=strided" in r.stdout,
       "--flush-cache with strided layouts is checked; the plain header names the layouts",
       f"exit {r.returncode}\n{r.stdout}{r.stderr}")
 
