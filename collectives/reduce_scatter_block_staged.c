@@ -1,5 +1,5 @@
 /*
- * reduce_scatter_block shm — small blocks: every rank stages its P blocks (collectives/
+ * reduce_scatter_block staged — small blocks: every rank stages its P blocks (collectives/
  * staging.c), posts and waits for every rank's; rank i combines block i of every staged input
  * in rank order. Needs the shared heap, a collective slot and blocks of at most SHM_STAGE_BLOCK.
  * Cost: P blocks copied in, one block's P-1 combines per rank, one synchronisation.
