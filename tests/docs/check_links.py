@@ -4,7 +4,7 @@
 For README.md, docs/*.md and every other .md in the source tree (build directories excluded):
   1. every markdown link and image target ([text](target), [label]: target) that is not a URL
      exists, relative to the page (an #anchor is ignored);
-  2. every repository path in inline code (`collectives/typed.c`, `docs/HEAP.md`, `tests/mpi`)
+  2. every repository path in inline code (`collectives/typed.c`, `docs/HEAP.md`, `tests/ranks`)
      and every .md page or repository path named in the prose exists from the source root, or is
      a program the build makes in that folder (its meson.build names it: `bench/hint-bench`);
   3. no text refers to a place outside the clone (../shared, /work/...): a user who clones the

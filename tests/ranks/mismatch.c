@@ -1,5 +1,5 @@
 /*
- * tests/mpi/mismatch.c — collectives whose members disagree (issue 13, item 3), run as ranks
+ * tests/ranks/mismatch.c — collectives whose members disagree (issue 13, item 3), run as ranks
  * under hintrun:
  *   mismatch algorithms   each shared-heap and staged algorithm, forced on every rank, with one
  *                         rank passing another count (and, for rooted operations, another root):

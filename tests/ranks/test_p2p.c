@@ -1,5 +1,5 @@
 /*
- * tests/mpi/test_p2p.c — end-to-end point-to-point, group and life-cycle tests: each case runs
+ * tests/ranks/test_p2p.c — end-to-end point-to-point, group and life-cycle tests: each case runs
  * real ranks under hintrun for P in {1, 2, 3, 4, 5, 8, 16} and asserts the job's exit status
  * (every rank checks its own data) and that no shared-memory object of the job is left.
  */
@@ -20,7 +20,7 @@ static void run_ok(int np, const char *const argv[])
     free(res.output);
 }
 
-static const char *prog(void) { return job_build_path("tests/mpi/p2p_patterns"); }
+static const char *prog(void) { return job_build_path("tests/ranks/p2p_patterns"); }
 
 #define P2P_CASE(name, ...)                                                                       \
     ParameterizedTestParameters(p2p, name)                                                        \
@@ -69,13 +69,13 @@ ParameterizedTestParameters(groups, all)
 
 ParameterizedTest(int *np, groups, all, .timeout = 120)
 {
-    const char *argv[] = {job_build_path("tests/mpi/groups"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/groups"), NULL};
     run_ok(*np, argv);
 }
 
 Test(lifecycle, under_hintrun, .timeout = 60)
 {
-    const char *argv[] = {job_build_path("tests/mpi/lifecycle"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/lifecycle"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, 3, argv, NULL, &res), 0);
     cr_expect_eq(res.status, 0, "%s", res.output);
@@ -87,20 +87,20 @@ Test(groups, split_by_injected_sockets, .timeout = 60)
 {
     char env[4200];
     const char *root = getenv("HINT_TEST_SOURCE_ROOT");
-    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/mpi/topo4.txt", root ? root : ".");
+    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/ranks/topo4.txt", root ? root : ".");
     const char *const extra[] = {env, NULL};
-    const char *argv[] = {job_build_path("tests/mpi/groups"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/groups"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, 4, argv, extra, &res), 0);
     cr_expect_eq(res.status, 0, "%s", res.output);
     free(res.output);
 }
 
-/* ---- the shared heap (tests/mpi/heap.c) ---- */
+/* ---- the shared heap (tests/ranks/heap.c) ---- */
 
 static void run_heap(int np, const char *mode, const char *const env[])
 {
-    const char *argv[] = {job_build_path("tests/mpi/heap"), mode, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/heap"), mode, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, np, argv, env, &res), 0);
     cr_expect_eq(res.status, 0, "heap %s with %d ranks failed (status %d):\n%s", mode, np, res.status, res.output);
@@ -167,7 +167,7 @@ ParameterizedTest(struct path_case *c, p2p, buffer_kinds_and_paths, .timeout = 1
     free(res.output);
 }
 
-/* Derived datatypes in point to point and collectives (tests/mpi/derived.c). */
+/* Derived datatypes in point to point and collectives (tests/ranks/derived.c). */
 ParameterizedTestParameters(derived, p2p_and_collectives)
 {
     static int ps[] = {1, 2, 3, 4, 5, 8};
@@ -176,7 +176,7 @@ ParameterizedTestParameters(derived, p2p_and_collectives)
 
 ParameterizedTest(int *np, derived, p2p_and_collectives, .timeout = 120)
 {
-    const char *argv[] = {job_build_path("tests/mpi/derived"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/derived"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0);
     cr_expect_eq(res.status, 0, "%d ranks:\n%s", *np, res.output);

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/coll_check.c — every algorithm of one collective against a straightforward
+ * tests/ranks/coll_check.c — every algorithm of one collective against a straightforward
  * reference, run as ranks under hintrun:
  *   coll_check OP        all algorithms of OP (from the selection table), sizes 0, 1, 7, 8, 64, 100,
  *                        4096, 65536 and 1 MiB per rank, on the world, on a split group, and

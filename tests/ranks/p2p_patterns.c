@@ -1,5 +1,5 @@
 /*
- * tests/mpi/p2p_patterns.c — point-to-point patterns, run as ranks under hintrun:
+ * tests/ranks/p2p_patterns.c — point-to-point patterns, run as ranks under hintrun:
  *   p2p_patterns PATTERN [args]
  * Every pattern checks the data it received against what the sender must have sent and exits
  * non-zero (failing the job) on the first difference.

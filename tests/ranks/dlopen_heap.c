@@ -1,5 +1,5 @@
 /*
- * tests/mpi/dlopen_heap.c — an unmodified program (not linked with libhint) that loads it with
+ * tests/ranks/dlopen_heap.c — an unmodified program (not linked with libhint) that loads it with
  * dlopen: its malloc is the shared heap's only when hintrun --shared-heap preloaded libhint.
  *   dlopen_heap LIBHINT expect   (expect: 1 = buffers must be on the shared heap, 0 = not)
  */

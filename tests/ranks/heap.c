@@ -1,5 +1,5 @@
 /*
- * tests/mpi/heap.c — the shared heap and the malloc override, run as ranks under hintrun:
+ * tests/ranks/heap.c — the shared heap and the malloc override, run as ranks under hintrun:
  *   heap basics     buffers on the heap after init (not before), every allocation function,
  *                   realloc across the boundary, memory from before init freed after it,
  *                   frees after finalize, a peer reading my buffer through its own mapping

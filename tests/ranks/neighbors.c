@@ -1,5 +1,5 @@
 /*
- * tests/mpi/neighbors.c — virtual topologies and neighbourhood collectives, run under hintrun.
+ * tests/ranks/neighbors.c — virtual topologies and neighbourhood collectives, run under hintrun.
  *
  * Every rank builds, for each topology, the same reference model of the whole group: every
  * rank's in- and out-neighbour lists and, for each in-slot, which rank sends into it and from

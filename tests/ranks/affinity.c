@@ -1,5 +1,5 @@
 /*
- * tests/mpi/affinity.c — prints "rank R cpus LIST" with the CPUs this process may run on, read
+ * tests/ranks/affinity.c — prints "rank R cpus LIST" with the CPUs this process may run on, read
  * with sched_getaffinity (what hintrun's binding did, seen from the rank).
  */
 #include <sched.h>

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/typed_more.c — derived datatypes in the collectives typed_coll does not cover, every
+ * tests/ranks/typed_more.c — derived datatypes in the collectives typed_coll does not cover, every
  * algorithm of each, run under hintrun: reduce, allreduce, reduce_scatter_block, gather, scatter,
  * gatherv, scatterv, and allgather(v) / alltoall(v) in place; one layout has a negative extent
  * (its elements run backwards from the buffer address), one has holes.

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/autotune.c — HINT_AUTOTUNE=1: the shared-heap alltoall orders are each tried once
+ * tests/ranks/autotune.c — HINT_AUTOTUNE=1: the shared-heap alltoall orders are each tried once
  * plus three times, then one is kept, the same on every rank, and every result along the way is
  * right; a second buffer pair gets its own trial.
  */

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/crash.c — a job in which one rank dies: crash MODE VICTIM
+ * tests/ranks/crash.c — a job in which one rank dies: crash MODE VICTIM
  *   kill     VICTIM raises SIGKILL in the middle of a ring exchange
  *   segv     VICTIM dereferences NULL in the middle of the exchange
  *   exit     VICTIM exits with status 3 in the middle of the exchange

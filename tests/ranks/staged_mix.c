@@ -1,5 +1,5 @@
 /*
- * tests/mpi/staged_mix.c — the staging areas under every interleaving the operations allow:
+ * tests/ranks/staged_mix.c — the staging areas under every interleaving the operations allow:
  * rooted operations whose non-roots (reduce, gather) or root (scatter) leave without waiting,
  * mixed with the all-to-all ones (alltoall, allgather, allreduce, reduce_scatter_block), with
  * the root moving every call, 400 rounds, then long runs of one rooted operation so that the

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/test_crash.c — the failure paths: a rank killed, crashing, exiting non-zero or
+ * tests/ranks/test_crash.c — the failure paths: a rank killed, crashing, exiting non-zero or
  * aborting mid-exchange ends the whole job quickly with the right status and a message naming
  * the rank, and leaves no process and no shared-memory object behind. And no hang is silent: a
  * rank that exits 0 without hint_finalize or dies while the others wait in a collective ends the
@@ -30,7 +30,7 @@ static void crash_case(const char *mode, int np, int victim, int want_status, co
 {
     char v[16];
     snprintf(v, sizeof v, "%d", victim);
-    const char *argv[] = {job_build_path("tests/mpi/crash"), mode, v, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/crash"), mode, v, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, np, argv, NULL, &res), 0);
     cr_expect_eq(res.status, want_status, "status %d, expected %d:\n%s", res.status, want_status, res.output);
@@ -55,7 +55,7 @@ Test(crash, abort, .timeout = 60) { crash_case("abort", 4, 1, 7, "abort"); }
 
 /* ---------------------------------------------------------------- no silent hang */
 
-/* A hang mode of tests/mpi/crash under hintrun with --timeout (a safety net for the cases that
+/* A hang mode of tests/ranks/crash under hintrun with --timeout (a safety net for the cases that
    must end sooner), with extra environment. */
 static void hang_run(const char *mode, int np, int victim, const char *timeout, const char *const env[],
                      struct job_result *res)
@@ -63,7 +63,7 @@ static void hang_run(const char *mode, int np, int victim, const char *timeout, 
     char v[16];
     snprintf(v, sizeof v, "%d", victim);
     const char *opts[] = {"--timeout", timeout, NULL};
-    const char *argv[] = {job_build_path("tests/mpi/crash"), mode, v, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/crash"), mode, v, NULL};
     cr_assert_eq(job_run(opts, np, argv, env, res), 0);
 }
 

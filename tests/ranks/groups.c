@@ -1,5 +1,5 @@
 /*
- * tests/mpi/groups.c — groups under hintrun: split (even/odd, undefined, keys reversing the
+ * tests/ranks/groups.c — groups under hintrun: split (even/odd, undefined, keys reversing the
  * order), split_type node, create from a list, dup, translate, and that traffic of different
  * groups never matches even with equal tags and sources.
  */
@@ -145,7 +145,7 @@ static void check_reorder(void)
 }
 
 /* Split by socket and NUMA node: with HINT_TOPO_FILE the test decides where ranks are
-   (tests/mpi/topo4.txt: 4 ranks, 2 sockets, 2 NUMA nodes each socket); else the real machine. */
+   (tests/ranks/topo4.txt: 4 ranks, 2 sockets, 2 NUMA nodes each socket); else the real machine. */
 static void check_split_socket(void)
 {
     hint_group s, n;

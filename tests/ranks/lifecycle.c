@@ -1,5 +1,5 @@
 /*
- * tests/mpi/lifecycle.c — calls before init and after finalize return HINT_ERR_NOT_INITIALIZED;
+ * tests/ranks/lifecycle.c — calls before init and after finalize return HINT_ERR_NOT_INITIALIZED;
  * init twice is harmless; wtime moves; strerror knows every code. Runs under hintrun or alone
  * (a singleton world of one).
  */

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/test_binding.c — hintrun's placement seen from the ranks: by default each rank is
+ * tests/ranks/test_binding.c — hintrun's placement seen from the ranks: by default each rank is
  * pinned to its own CPU when the ranks fit, not pinned when they do not; --bind-to none pins
  * nothing; --hierarchy/--order bind as the core list says; impossible requests fail up front.
  */
@@ -32,7 +32,7 @@ static const char *cpus_of(const char *out, int r, char *buf, size_t len)
 
 static struct job_result run(const char *const opts[], int np)
 {
-    const char *argv[] = {job_build_path("tests/mpi/affinity"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/affinity"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(opts, np, argv, NULL, &res), 0);
     return res;

@@ -1,4 +1,4 @@
-"""A short randomized soak (tests/mpi/soak.c) for P in {2, 3, 4, 5, 8}, as TAP: a few fixed seeds
+"""A short randomized soak (tests/ranks/soak.c) for P in {2, 3, 4, 5, 8}, as TAP: a few fixed seeds
 and one seed new on every run (HINT_SOAK_SEED repeats one), named in each case so that a failure
 can be repeated. Two jobs at a time. A long run: docs/TESTING.md.
 

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/test_coll.c — every algorithm of every collective against its reference, for P in
+ * tests/ranks/test_coll.c — every algorithm of every collective against its reference, for P in
  * {1, 2, 3, 4, 5, 7, 8, 16}: one job per (operation, P); the ranks check their own results.
  */
 #include <criterion/criterion.h>
@@ -35,7 +35,7 @@ ParameterizedTestParameters(coll, algorithms)
 
 ParameterizedTest(struct coll_case *c, coll, algorithms, .timeout = 900)
 {
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, NULL, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "%s with %d ranks failed (status %d):\n%s", c->op, c->np, res.status, res.output);
@@ -63,7 +63,7 @@ ParameterizedTestParameters(coll, algorithms_off_heap)
 
 ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout = 900)
 {
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     const char *const env[] = {c->np == 3 ? "HINT_TEST_BUFFERS=mmap" : "HINT_TEST_BUFFERS=static", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
@@ -102,7 +102,7 @@ ParameterizedTest(struct regroup_case *c, coll, regroup, .timeout = 300)
     char env[64];
     snprintf(env, sizeof env, "HINT_TEST_BUFFERS=%s", c->buffers);
     const char *const extra[] = {env, NULL};
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, "regroup", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, "regroup", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "%s regroup with %d ranks, %s buffers, failed (status %d):\n%s", c->op, c->np,
@@ -120,14 +120,14 @@ ParameterizedTestParameters(coll, derived_more)
 
 ParameterizedTest(int *np, coll, derived_more, .timeout = 600)
 {
-    const char *argv[] = {job_build_path("tests/mpi/typed_more"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/typed_more"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "typed_more with %d ranks failed (status %d):\n%s", *np, res.status, res.output);
     free(res.output);
 }
 
-/* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/mpi/mismatch.c): the shared-heap
+/* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/ranks/mismatch.c): the shared-heap
    and staged algorithms on their own, every operation under HINT_COLL_CHECK=1. */
 struct mismatch_case {
     char mode[16];
@@ -151,7 +151,7 @@ ParameterizedTestParameters(coll, mismatch)
 ParameterizedTest(struct mismatch_case *c, coll, mismatch, .timeout = 300)
 {
     const char *const extra[] = {!strcmp(c->mode, "checked") ? "HINT_COLL_CHECK=1" : "HINT_COLL_CHECK=0", NULL};
-    const char *argv[] = {job_build_path("tests/mpi/mismatch"), c->mode, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/mismatch"), c->mode, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "mismatch %s with %d ranks failed (status %d):\n%s", c->mode, c->np, res.status,
@@ -187,14 +187,14 @@ ParameterizedTest(struct copy_case *c, coll, alltoall_copy_modes, .timeout = 900
     char env[64];
     snprintf(env, sizeof env, "HINT_COPY=%s", c->mode);
     const char *const extra[] = {env, NULL};
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), "alltoall", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), "alltoall", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
     cr_expect_eq(res.status, 0, "alltoall, HINT_COPY=%s, %d ranks:\n%s", c->mode, c->np, res.output);
     free(res.output);
 }
 
-/* HINT_AUTOTUNE=1: trials, then one order kept by every rank (tests/mpi/autotune.c). */
+/* HINT_AUTOTUNE=1: trials, then one order kept by every rank (tests/ranks/autotune.c). */
 ParameterizedTestParameters(coll, autotune)
 {
     static int ps[] = {2, 3, 4, 8};
@@ -203,7 +203,7 @@ ParameterizedTestParameters(coll, autotune)
 
 ParameterizedTest(int *np, coll, autotune, .timeout = 120)
 {
-    const char *argv[] = {job_build_path("tests/mpi/autotune"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/autotune"), NULL};
     const char *const env[] = {"HINT_AUTOTUNE=1", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, *np, argv, env, &res), 0);
@@ -235,7 +235,7 @@ ParameterizedTestParameters(coll, morton_virtual_sockets)
 
 ParameterizedTest(struct morton_case *c, coll, morton_virtual_sockets, .timeout = 900)
 {
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     const char *const env[] = {c->np % 2 == 0 ? "HINT_VIRTUAL_SOCKETS=2" : "HINT_VIRTUAL_SOCKETS=1", NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
@@ -262,16 +262,16 @@ ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeou
 {
     char env[4200];
     const char *root = getenv("HINT_TEST_SOURCE_ROOT");
-    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/mpi/%s", root ? root : ".", c->file);
+    snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/ranks/%s", root ? root : ".", c->file);
     const char *const extra[] = {env, NULL};
-    const char *argv[] = {job_build_path("tests/mpi/coll_check"), c->op, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
     cr_expect_eq(res.status, 0, "%s, %d ranks, %s:\n%s", c->op, c->np, c->file, res.output);
     free(res.output);
 }
 
-/* Derived datatypes in alltoall and allgather, every algorithm (tests/mpi/typed_coll.c), on the
+/* Derived datatypes in alltoall and allgather, every algorithm (tests/ranks/typed_coll.c), on the
    heap and in private mmaps; two virtual sockets for morton_numa. Each rank's HINT_COLL_STATS
    line must give the counts of direct and packed calls that the rank expects from the
    algorithms that ran (hint_coll_last): the staged algorithms copy straight from the layouts
@@ -312,7 +312,7 @@ static bool typed_counts(const char *out, int r, unsigned long want[2], unsigned
 
 ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
 {
-    const char *argv[] = {job_build_path("tests/mpi/typed_coll"), c->mmap ? "mmap" : "heap", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/typed_coll"), c->mmap ? "mmap" : "heap", NULL};
     const char *env[] = {"HINT_COLL_STATS=1", "HINT_VIRTUAL_SOCKETS=2", c->packed ? "HINT_COLL_TYPED=0" : NULL, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
@@ -333,7 +333,7 @@ ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
     free(res.output);
 }
 
-/* The staging areas under interleaved rooted and all-to-all operations (tests/mpi/staged_mix.c). */
+/* The staging areas under interleaved rooted and all-to-all operations (tests/ranks/staged_mix.c). */
 ParameterizedTestParameters(coll, staged_interleavings)
 {
     static int ps[] = {1, 2, 3, 5, 8};
@@ -342,7 +342,7 @@ ParameterizedTestParameters(coll, staged_interleavings)
 
 ParameterizedTest(int *np, coll, staged_interleavings, .timeout = 300)
 {
-    const char *argv[] = {job_build_path("tests/mpi/staged_mix"), NULL};
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);

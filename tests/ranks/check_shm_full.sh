@@ -1,5 +1,5 @@
 #!/bin/sh
-# /dev/shm fills up after the start (tests/mpi/shm_full.c, in a 400 MiB private tmpfs): no rank
+# /dev/shm fills up after the start (tests/ranks/shm_full.c, in a 400 MiB private tmpfs): no rank
 # dies of SIGBUS, the heap warns once per rank, allocations past the room come from glibc
 # (HINT_HEAP_STRICT=1: NULL), and the job exits 0. Needs root for the private mount: skips
 # otherwise.

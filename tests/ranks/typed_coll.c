@@ -1,5 +1,5 @@
 /*
- * tests/mpi/typed_coll.c — alltoall, allgather, their v variants and bcast on derived datatypes,
+ * tests/ranks/typed_coll.c — alltoall, allgather, their v variants and bcast on derived datatypes,
  * every algorithm, run under hintrun: `typed_coll [mmap]`.
  *
  * Each rank picks its send and receive layouts from four (bytes; doubles with 8-byte holes;

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/shm_full.c — /dev/shm fills up after the start (run by check_shm_full.sh in a small
+ * tests/ranks/shm_full.c — /dev/shm fills up after the start (run by check_shm_full.sh in a small
  * private tmpfs): rank 0 takes all but a little of /dev/shm with a file, then every rank
  * allocates 200 MiB in blocks of mixed sizes and writes every byte. No rank may die of SIGBUS;
  * past what /dev/shm can back, allocations come from glibc (HINT_HEAP_STRICT=1: NULL, ENOMEM)

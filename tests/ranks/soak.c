@@ -1,5 +1,5 @@
 /*
- * tests/mpi/soak.c — a randomized soak of the collectives, run as ranks under hintrun:
+ * tests/ranks/soak.c — a randomized soak of the collectives, run as ranks under hintrun:
  *
  *   soak [--seed N] [--rounds N] [--max-bytes N] [--verbose]
  *

@@ -1,5 +1,5 @@
 /*
- * tests/mpi/derived.c — derived datatypes in point to point and collectives, run under hintrun:
+ * tests/ranks/derived.c — derived datatypes in point to point and collectives, run under hintrun:
  * strided vectors, structs and resized types on either side, small (eager) and large
  * (rendezvous) messages, a type freed while its isend is pending, and a detectable signature
  * mismatch (HINT_ERR_TYPE).
