@@ -93,24 +93,4 @@ for n in ${ns//,/ }; do for P in ${nps//,/ }; do for d in ${decomps//,/ }; do fo
 done; done; done; done
 echo "run.sh: done $(date -u '+%H:%M') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"
 
-python3 - "$csv" <<'PY' | tee "$out/table.md"
-import csv, statistics, sys
-rows = {}
-for f in csv.reader(open(sys.argv[1])):
-    lib, decomp, way, grid, P, dims = f[1], f[2], f[3], f[4], int(f[5]), f[6]
-    rows.setdefault((grid, P, decomp, way, dims), {}).setdefault(lib, []).append([float(x) for x in f[8:11]])
-libs = sorted({l for v in rows.values() for l in v}, key=lambda l: (not l.startswith("hint"), l))
-print("| grid | P | decomp | transpose | " + " | ".join(f"{l}: pair / transposes / FFTs (ms)" for l in libs) + " |")
-print("| --- | --- | --- | --- | " + " | ".join("---" for _ in libs) + " |")
-key = lambda k: (int(k[0].split("x")[0]), k[1], k[2], k[3])
-for k in sorted(rows, key=key):
-    cells = []
-    for l in libs:
-        runs = rows[k].get(l)
-        if not runs:
-            cells.append("-")
-            continue
-        med = [statistics.median(r[i] for r in runs) / 1e3 for i in range(3)]
-        cells.append(f"{med[0]:.2f} / {med[1]:.2f} / {med[2]:.2f} ({len(runs)})")
-    print(f"| {k[0]} | {k[1]} ({k[4]}) | {k[2]} | {k[3]} | " + " | ".join(cells) + " |")
-PY
+python3 bench/fft3d/table.py "$csv" | tee "$out/table.md"
