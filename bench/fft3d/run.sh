@@ -60,7 +60,9 @@ meson compile -C "$build" >/dev/null
 
 cores=$(nproc)
 mkdir -p "$out/tmp"
+child=0
 trap 'rm -rf "$out/tmp"' EXIT
+trap '[ "$child" -gt 0 ] && kill "$child" 2>/dev/null && wait "$child"; exit 130' INT TERM
 csv="$out/fft3d.csv"
 : > "$csv"
 export TMPDIR="$PWD/$out/tmp"
@@ -84,9 +86,13 @@ echo "run.sh: $(date -u '+%F %H:%M') UTC, $cores cores, load $(cut -d' ' -f1-3 /
 for n in ${ns//,/ }; do for P in ${nps//,/ }; do for d in ${decomps//,/ }; do for w in ${ways//,/ }; do
   for r in $(seq "$reps"); do for l in ${libs//,/ }; do
     cmd="$(command_for "$l" "$P") --n $n --decomp $d --transpose $w --iters $iters --csv"
-    if line=$(timeout 900 $cmd 2>>"$out/stderr.txt" | grep '^fft3d,'); then
-      echo "$line" >> "$csv"
+    # in the background, so that an interrupted script ends the run it is waiting for (trap above)
+    timeout 900 $cmd > "$out/tmp/run.out" 2>>"$out/stderr.txt" &
+    child=$!
+    if wait "$child" && grep '^fft3d,' "$out/tmp/run.out" >> "$csv"; then
+      child=0
     else
+      child=0
       echo "run.sh: failed: $cmd" | tee -a "$out/stderr.txt" >&2
     fi
   done; done
