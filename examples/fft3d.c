@@ -40,6 +40,11 @@
  * collectives (hint_ialltoall(v)), which hint does not have yet (issue 20). Nothing here
  * pretends to overlap.
  *
+ * The check (--check): rank 0 gathers the forward result and compares it with FFTW's serial 3-D
+ * transform of the same input; every rank compares the backward result, divided by N1*N2*N3,
+ * with its input. The forward result is often bit for bit the serial one (the same 1-D
+ * transforms of the same numbers); the tolerance allows for plans that differ.
+ *
  * Timing: one untimed forward+backward pair first (and the checked pair with --check), then
  * --iters pairs; for each the slowest rank's time is taken, and the median over pairs printed:
  * the whole pair, its transposes (packing and unpacking included) and its FFTs.
@@ -558,6 +563,8 @@ static double check_forward(struct fft3d *f, int *st)
     hint_allreduce(&ok, &all_ok, 1, HINT_INT, HINT_MIN, HINT_WORLD);
     double err = -1;
     *st = HINT_SUCCESS;
+    if (!all_ok && f->rank == 0)
+        fprintf(stderr, "fft3d: not enough memory for the check (rank 0 holds the whole grid twice)\n");
     if (all_ok) {
         copy_box(arr, X->ext, zero, X->n, mine, 1);
         struct layout Lr[1];
