@@ -606,6 +606,13 @@ static int open_counters(struct opts *o, char why[BC_WHY_LEN])
     return 0;
 }
 
+/* A counter column is as wide as its header, "EVENT/call", and at least 20 characters. */
+static int counter_width(const struct opts *o, int k)
+{
+    int w = (int)strlen(o->counters.names[k]) + 5;
+    return w > 20 ? w : 20;
+}
+
 /* OSU's layout: '#' before the description and the column header, so parsers skip them. */
 static void print_header(const struct opts *o, const char *layouts, const char *papi_why)
 {
@@ -620,7 +627,7 @@ static void print_header(const struct opts *o, const char *layouts, const char *
            bw ? "Min Bandwidth(MB/s)" : "Min Latency(us)", bw ? "Max Bandwidth(MB/s)" : "Max Latency(us)",
            "Iterations");
     for (int k = 0; o->counting && k < o->counters.n; k++)
-        printf("  %18s/call", o->counters.names[k]);
+        printf("  %*s/call", counter_width(o, k) - 5, o->counters.names[k]);
     printf("  Algorithm\n");
 }
 
@@ -639,7 +646,7 @@ static void print_row(const struct opts *o, size_t n, const double t[3], long it
     } else {
         printf("%-10zu%20.3f%20.3f%20.3f%12ld", n, t[0], t[1], t[2], iters);
         for (int k = 0; o->counting && k < o->counters.n; k++)
-            printf("  %23.1f", per_call[k]);
+            printf("  %*.1f", counter_width(o, k), per_call[k]);
         printf("  %s", alg);
     }
     printf("\n");
