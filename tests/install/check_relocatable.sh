@@ -16,23 +16,7 @@ echo "1..10"
 meson install -C "$build" --destdir "$tmp/dest" >/dev/null 2>&1 || { notok "meson install"; exit 1; }
 prefix=$(opt prefix) libdir=$(opt libdir)
 root="$tmp/dest$prefix"
-cat >"$tmp/prog.c" <<'C'
-#include <hint.h>
-#include <stdio.h>
-int main(int argc, char **argv)
-{
-    if (hint_init(&argc, &argv) != HINT_SUCCESS)
-        return 1;
-    int r, n, sum = 0, one = 1;
-    hint_group_rank(HINT_WORLD, &r);
-    hint_group_size(HINT_WORLD, &n);
-    hint_allreduce(&one, &sum, 1, HINT_INT, HINT_SUM, HINT_WORLD);
-    if (r == 0)
-        printf("sum %d of %d\n", sum, n);
-    hint_finalize();
-    return sum != n;
-}
-C
+cp "$(dirname "$0")/out_of_tree.c" "$tmp/prog.c"
 san=$(ldd "$build/libhint.so" 2>/dev/null | grep -q libasan && echo "-fsanitize=address,undefined" || true)
 export PKG_CONFIG_SYSROOT_DIR="$tmp/dest" PKG_CONFIG_PATH="$root/$libdir/pkgconfig"
 # 1-2: pkg-config, shared and static (libhint.a; -lhint is the only library taken statically)
