@@ -50,9 +50,10 @@ struct rt_transport {
     void (*progress)(void);
     /* Requests it holds that have not completed (finalize's leak report). */
     int (*pending)(void);
-    /* RT_TP_SLEEP only. wait_seq: a number that changes with every event for this rank, read
-       before the last progress pass; sleep: return once it differs from seen, done(arg) holds or
-       timeout_ns passed; wake: make world rank `world` re-check its wait if it sleeps (after the
+    /* RT_TP_SLEEP only. wait_seq: a number that changes with events for this rank, read
+       before the last progress pass; sleep: return once it differs from seen, done(arg) holds,
+       an event it does not count arrived (the transport checks those itself after announcing
+       that it sleeps) or timeout_ns passed; wake: make world rank `world` re-check its wait if it sleeps (after the
        caller stored what that rank waits for). */
     uint32_t (*wait_seq)(void);
     void (*sleep)(uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg);

@@ -20,6 +20,11 @@
  * Order: a sender announces cells through the channel's index ring and queues sends to a peer
  * in post order, so the first cells of two messages between a pair arrive in send order
  * (MPI's non-overtaking rule); fragments need no order since they carry their offset.
+ * Polling: message w of a channel goes to cell w % ncells whenever that cell is free and carries
+ * w, so the receiver polls that one line (eager data up to SHM_INLINE bytes rides in it) and
+ * reads the index ring only when the sender rang its doorbell to say the message went elsewhere.
+ * Doorbells are rung for a sleeping rank and for what the receiver cannot see in its expected
+ * cells (a cell elsewhere, CTS, DONE); a sender waiting for free cells polls them.
  * Matching is the runtime's (runtime/match.c): the first cell of every message goes to
  * rt_match_arrival; an unexpected one stays in its cell (the runtime queues only its envelope)
  * until a receive takes it through shm_deliver, so a rank's memory never grows with messages it
@@ -49,6 +54,9 @@ struct rq_list {
 static struct {
     struct shm_node *node;
     int n, me;
+    struct shm_chan **in, **out; /* per local rank: its channel to us, ours to it */
+    struct shm_rank_ctl *ctl;    /* the ranks' control blocks */
+    uint32_t cell_stride;
     uint64_t *read_seq;       /* per source: cells consumed */
     uint64_t *write_seq;      /* per destination: cells announced (our copy) */
     struct rq_list *sendq;    /* per destination: sends whose first cell is not out yet */
@@ -56,7 +64,9 @@ static struct {
     int world0;               /* world rank of local rank 0 */
     struct rq_list stream;    /* rendezvous sends: waiting for CTS or streaming fragments */
     struct rq_list active;    /* matched rendezvous receives taking fragments */
+    int nstreaming;           /* rendezvous sends past their CTS, needing free cells */
     uint8_t *ring_src;        /* senders to notify after a progress pass */
+    int nring;                /* entries set in ring_src */
     uint32_t last_bell;
     uint64_t next_msgid;
     int pending;
@@ -99,12 +109,20 @@ int shm_p2p_init(struct shm_node *n)
     S.write_seq = calloc((size_t)S.n, sizeof *S.write_seq);
     S.sendq = calloc((size_t)S.n, sizeof *S.sendq);
     S.ring_src = calloc((size_t)S.n, 1);
+    S.in = calloc((size_t)S.n, sizeof *S.in);
+    S.out = calloc((size_t)S.n, sizeof *S.out);
     /* At most ncells cells per source can be unexpected at once: matching needs no more. */
-    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src ||
+    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.in || !S.out ||
         rt_match_reserve((size_t)S.n * SHM_NCELLS) != HINT_SUCCESS) {
         shm_p2p_fini();
         return HINT_ERR_NOMEM;
     }
+    for (int p = 0; p < S.n; p++) {
+        S.in[p] = shm_chan(n, p, S.me);
+        S.out[p] = shm_chan(n, S.me, p);
+    }
+    S.ctl = shm_ctl(n, 0);
+    S.cell_stride = n->hdr->cell_stride;
     S.last_bell = atomic_load(&shm_ctl(n, S.me)->bell) - 1; /* force a first full pass */
     const char *path = rt_cfg_str("HINT_P2P_PATH");
     S.forced_path = !strcmp(path, "heap") ? SHM_PATH_HEAP : !strcmp(path, "cma") ? SHM_PATH_CMA
@@ -123,28 +141,62 @@ void shm_p2p_fini(void)
     free(S.write_seq);
     free(S.sendq);
     free(S.ring_src);
+    free(S.in);
+    free(S.out);
     memset(&S, 0, sizeof S);
 }
 
 int shm_pending(void) { return S.pending; }
 
+static inline struct shm_cell *cell_at(struct shm_chan *ch, uint32_t i)
+{
+    return (struct shm_cell *)((char *)ch + SHM_CACHE_LINE + (size_t)i * S.cell_stride);
+}
+
+/* Where a cell's payload is: in its header line for a short eager message, else after it. */
+static inline void *cell_data(struct shm_cell *cell)
+{
+    return cell->kind == SHM_EAGER && cell->len <= SHM_INLINE ? (void *)cell->data : shm_payload(cell);
+}
+
+static inline uint64_t cell_total(const struct shm_cell *cell)
+{
+    return cell->kind == SHM_EAGER ? cell->len : cell->rdv.total;
+}
+
+/* Whether local rank p is (about to be) asleep on its doorbell; its own line, written only by
+   it, so reading it costs no line crossing while it is awake. */
+static inline bool sleeps(int p)
+{
+    return atomic_load_explicit(&S.ctl[p].sleeping, memory_order_seq_cst) != 0;
+}
+
 /* ---- sender side ---- */
 
-static int find_free_cell(struct shm_chan *ch)
+/* A free cell of channel ch, `prefer` first; -1 when all are taken. */
+static int find_free_cell(struct shm_chan *ch, uint32_t prefer)
 {
+    if (atomic_load_explicit(&cell_at(ch, prefer)->state, memory_order_acquire) == SHM_CELL_FREE)
+        return (int)prefer;
     for (uint32_t i = 0; i < SHM_NCELLS; i++)
-        if (atomic_load_explicit(&shm_cell(S.node, ch, i)->state, memory_order_acquire) == SHM_CELL_FREE)
+        if (atomic_load_explicit(&cell_at(ch, i)->state, memory_order_acquire) == SHM_CELL_FREE)
             return (int)i;
     return -1;
 }
 
+/* Hand the filled cell idx to the receiver. It looks for message w in cell w % ncells without
+   reading anything else, so its doorbell is rung only when the cell is elsewhere (then it must
+   read the index ring) or when it sleeps. The seq_cst store orders FULL before the read of
+   `sleeping` (Dekker with shm_sleep, which re-checks the expected cells after setting it). */
 static void announce(int dst, struct shm_chan *ch, struct shm_cell *cell, uint32_t idx)
 {
-    atomic_store_explicit(&cell->state, SHM_CELL_FULL, memory_order_relaxed);
     uint64_t w = S.write_seq[dst]++;
+    cell->seq = (uint32_t)w;
     ch->idx_ring[w % SHM_NCELLS] = idx;
     atomic_store_explicit(&ch->write_seq, w + 1, memory_order_release);
-    shm_ring(S.node, dst);
+    atomic_store_explicit(&cell->state, SHM_CELL_FULL, memory_order_seq_cst);
+    if (idx != w % SHM_NCELLS || sleeps(dst))
+        shm_ring(S.node, dst);
 }
 
 /* The single-copy path a rendezvous send can take, by where its buffer is. */
@@ -164,11 +216,11 @@ static int choose_path(const struct hint_request_s *r)
 static bool push_first(struct hint_request_s *r)
 {
     int dst = r->peer - S.world0;
-    struct shm_chan *ch = shm_chan(S.node, S.me, dst);
-    int idx = find_free_cell(ch);
+    struct shm_chan *ch = S.out[dst];
+    int idx = find_free_cell(ch, (uint32_t)(S.write_seq[dst] % SHM_NCELLS));
     if (idx < 0)
         return false;
-    struct shm_cell *cell = shm_cell(S.node, ch, (uint32_t)idx);
+    struct shm_cell *cell = cell_at(ch, (uint32_t)idx);
     uint32_t payload = S.node->hdr->payload;
     bool eager = r->bytes <= payload;
     int path = eager ? SHM_PATH_BOUNCE : choose_path(r);
@@ -176,15 +228,17 @@ static bool push_first(struct hint_request_s *r)
     cell->kind = eager ? SHM_EAGER : SHM_RTS;
     cell->ctx = r->ctx;
     cell->tag = r->tag;
-    cell->total = r->bytes;
-    cell->offset = 0;
     cell->len = (uint32_t)len;
-    cell->path = (uint32_t)path;
-    cell->sig = r->sig;
-    cell->addr = path == SHM_PATH_HEAP ? heap_offset(r->buf) : (uint64_t)(uintptr_t)r->buf;
+    cell->sig = (int16_t)r->sig;
+    if (!eager) {
+        cell->path = (uint8_t)path;
+        cell->rdv.total = r->bytes;
+        cell->rdv.offset = 0;
+        cell->rdv.addr = path == SHM_PATH_HEAP ? heap_offset(r->buf) : (uint64_t)(uintptr_t)r->buf;
+    }
     S.sent[eager ? SHM_NPATHS : path]++;
     if (len)
-        rq_pack(r, 0, shm_payload(cell), len);
+        rq_pack(r, 0, cell_data(cell), len);
     if (eager) {
         announce(dst, ch, cell, (uint32_t)idx);
         r->status.bytes = r->bytes;
@@ -192,7 +246,7 @@ static bool push_first(struct hint_request_s *r)
         S.pending--;
         return true;
     }
-    r->msgid = cell->msgid = S.next_msgid++;
+    r->msgid = cell->rdv.msgid = S.next_msgid++;
     r->slot = (uint32_t)idx;
     r->off = len;
     r->phase = PHASE_WAIT_CTS;
@@ -205,9 +259,9 @@ static bool push_first(struct hint_request_s *r)
 static bool stream_send(struct hint_request_s *r)
 {
     int dst = r->peer - S.world0;
-    struct shm_chan *ch = shm_chan(S.node, S.me, dst);
+    struct shm_chan *ch = S.out[dst];
     if (r->phase == PHASE_WAIT_CTS) {
-        struct shm_cell *hdr = shm_cell(S.node, ch, r->slot);
+        struct shm_cell *hdr = cell_at(ch, r->slot);
         uint32_t state = atomic_load_explicit(&hdr->state, memory_order_acquire);
         if (state != SHM_CELL_CTS && state != SHM_CELL_DONE)
             return false;
@@ -215,22 +269,24 @@ static bool stream_send(struct hint_request_s *r)
         if (state == SHM_CELL_DONE) /* the receiver copied it all itself */
             r->off = r->bytes;
         r->phase = PHASE_STREAM;
+        S.nstreaming++;
     }
     uint32_t payload = S.node->hdr->payload;
     while (r->off < r->bytes) {
-        int idx = find_free_cell(ch);
+        int idx = find_free_cell(ch, (uint32_t)(S.write_seq[dst] % SHM_NCELLS));
         if (idx < 0)
             return false;
-        struct shm_cell *cell = shm_cell(S.node, ch, (uint32_t)idx);
+        struct shm_cell *cell = cell_at(ch, (uint32_t)idx);
         size_t len = r->bytes - r->off < payload ? r->bytes - r->off : payload;
         cell->kind = SHM_FRAG;
-        cell->msgid = r->msgid;
-        cell->offset = r->off;
+        cell->rdv.msgid = r->msgid;
+        cell->rdv.offset = r->off;
         cell->len = (uint32_t)len;
         rq_pack(r, r->off, shm_payload(cell), len);
         r->off += len;
         announce(dst, ch, cell, (uint32_t)idx);
     }
+    S.nstreaming--;
     r->status.bytes = r->bytes;
     rq_complete(r);
     S.pending--;
@@ -270,10 +326,29 @@ void shm_isend(struct hint_request_s *r)
 
 /* ---- receiver side ---- */
 
+static void ring_later(int src)
+{
+    if (!S.ring_src[src]) {
+        S.ring_src[src] = 1;
+        S.nring++;
+    }
+}
+
+/* Hand a rendezvous header back (CTS, DONE): its sender waits for that, so ring it. */
 static void release_cell(int src, struct shm_cell *cell, uint32_t state)
 {
     atomic_store_explicit(&cell->state, state, memory_order_release);
-    S.ring_src[src] = 1;
+    ring_later(src);
+}
+
+/* A freed cell matters to its sender only when it has sends waiting for one: then it polls its
+   cells in every progress pass, so only a sender that sleeps needs its doorbell rung (seq_cst:
+   FREE is ordered before the read of `sleeping`, Dekker with shm_sleep's re-check). */
+static void free_cell(int src, struct shm_cell *cell)
+{
+    atomic_store_explicit(&cell->state, SHM_CELL_FREE, memory_order_seq_cst);
+    if (sleeps(src))
+        ring_later(src);
 }
 
 static void finish_recv(struct hint_request_s *r)
@@ -288,7 +363,7 @@ static void take_payload(struct hint_request_s *r, size_t off, const struct shm_
 {
     if (off < r->bytes) {
         size_t n = cell->len < r->bytes - off ? cell->len : r->bytes - off;
-        rq_unpack(r, off, shm_payload((struct shm_cell *)cell), n);
+        rq_unpack(r, off, cell_data((struct shm_cell *)cell), n);
     }
     r->off += cell->len;
 }
@@ -318,15 +393,15 @@ static bool cma_read(void *dst, int src, uint64_t addr, size_t n)
 /* The receiver moves a HEAP or CMA message itself; false means: fall back to streaming. */
 static bool single_copy(struct hint_request_s *r, int src, const struct shm_cell *cell)
 {
-    size_t n = cell->total < r->bytes ? cell->total : r->bytes;
+    size_t n = cell->rdv.total < r->bytes ? cell->rdv.total : r->bytes;
     if (cell->path == SHM_PATH_HEAP) {
         if (n)
-            rq_unpack(r, 0, heap_at(cell->addr), n);
+            rq_unpack(r, 0, heap_at(cell->rdv.addr), n);
     } else {
-        if (!r->contig || (n && !cma_read(r->buf, src, cell->addr, n)))
+        if (!r->contig || (n && !cma_read(r->buf, src, cell->rdv.addr, n)))
             return false;
     }
-    r->off = cell->total;
+    r->off = cell->rdv.total;
     return true;
 }
 
@@ -339,15 +414,15 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
     S.pending++;
     r->status.source = src + S.world0;
     r->status.tag = cell->tag;
-    r->total = cell->total;
+    r->total = cell_total(cell);
     r->off = 0;
-    if (cell->total > r->bytes)
+    if (r->total > r->bytes)
         r->status.error = HINT_ERR_TRUNCATE;
     else if (!signatures_match(cell->sig, r->sig))
         r->status.error = HINT_ERR_TYPE; /* delivered as bytes all the same */
     take_payload(r, 0, cell);
     if (cell->kind == SHM_EAGER) {
-        release_cell(src, cell, SHM_CELL_FREE);
+        free_cell(src, cell);
         finish_recv(r);
         return;
     }
@@ -356,7 +431,7 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
         finish_recv(r);
         return;
     }
-    r->msgid = cell->msgid;
+    r->msgid = cell->rdv.msgid;
     r->peer = src + S.world0;
     list_push(&S.active, r);
     release_cell(src, cell, SHM_CELL_CTS);
@@ -365,10 +440,10 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
 static void deliver_frag(int src, struct shm_cell *cell)
 {
     for (struct hint_request_s *r = S.active.head; r; r = r->next) {
-        if (r->peer != src + S.world0 || r->msgid != cell->msgid)
+        if (r->peer != src + S.world0 || r->msgid != cell->rdv.msgid)
             continue;
-        take_payload(r, cell->offset, cell);
-        release_cell(src, cell, SHM_CELL_FREE);
+        take_payload(r, cell->rdv.offset, cell);
+        free_cell(src, cell);
         if (r->off >= r->total) {
             list_remove(&S.active, r);
             finish_recv(r);
@@ -376,8 +451,8 @@ static void deliver_frag(int src, struct shm_cell *cell)
         return;
     }
     RT_ERR("shm", "fragment of unknown message %llu from local rank %d dropped",
-           (unsigned long long)cell->msgid, src);
-    release_cell(src, cell, SHM_CELL_FREE);
+           (unsigned long long)cell->rdv.msgid, src);
+    free_cell(src, cell);
 }
 
 static void arrive(int src, struct shm_cell *cell)
@@ -389,13 +464,16 @@ static void arrive(int src, struct shm_cell *cell)
     struct hint_request_s *r = rt_match_arrival(&shm_transport, src + S.world0, cell->tag, cell->ctx, cell);
     if (r)
         deliver_first(r, src, cell);
+    else /* consumed but kept: no longer FULL, so it cannot pass for a later message */
+        atomic_store_explicit(&cell->state, SHM_CELL_HELD, memory_order_relaxed);
 }
 
 static void ring_senders(void)
 {
-    for (int s = 0; s < S.n; s++)
+    for (int s = 0; S.nring > 0 && s < S.n; s++)
         if (S.ring_src[s]) {
             S.ring_src[s] = 0;
+            S.nring--;
             shm_ring(S.node, s);
         }
 }
@@ -406,26 +484,76 @@ void shm_deliver(struct hint_request_s *r, int src, void *msg)
     ring_senders();
 }
 
-static void poll_channels(void)
+/* The next message from src when it sits where the sender puts it whenever it can (cell
+   read_seq % ncells): the one line the receiver polls. NULL when it is not there (not sent yet,
+   or in another cell: then the sender rang our bell and poll_channels finds it). */
+static inline struct shm_cell *expected_cell(int src)
+{
+    uint64_t r = S.read_seq[src];
+    struct shm_cell *cell = cell_at(S.in[src], (uint32_t)(r % SHM_NCELLS));
+    if (atomic_load_explicit(&cell->state, memory_order_acquire) != SHM_CELL_FULL || cell->seq != (uint32_t)r)
+        return NULL;
+    return cell;
+}
+
+static void poll_expected(void)
 {
     for (int src = 0; src < S.n; src++) {
-        struct shm_chan *ch = shm_chan(S.node, src, S.me);
-        uint64_t w = atomic_load_explicit(&ch->write_seq, memory_order_acquire);
-        while (S.read_seq[src] < w) {
-            uint32_t idx = ch->idx_ring[S.read_seq[src] % SHM_NCELLS];
+        struct shm_cell *cell;
+        while ((cell = expected_cell(src)) != NULL) {
             S.read_seq[src]++;
-            arrive(src, shm_cell(S.node, ch, idx));
+            arrive(src, cell);
         }
     }
 }
 
+static void poll_channels(void)
+{
+    for (int src = 0; src < S.n; src++) {
+        struct shm_chan *ch = S.in[src];
+        uint64_t w = atomic_load_explicit(&ch->write_seq, memory_order_acquire);
+        while (S.read_seq[src] < w) {
+            uint32_t idx = ch->idx_ring[S.read_seq[src] % SHM_NCELLS];
+            S.read_seq[src]++;
+            arrive(src, cell_at(ch, idx));
+        }
+    }
+}
+
+static bool has_free_cell(int dst)
+{
+    for (uint32_t i = 0; i < SHM_NCELLS; i++)
+        if (atomic_load_explicit(&cell_at(S.out[dst], i)->state, memory_order_acquire) == SHM_CELL_FREE)
+            return true;
+    return false;
+}
+
+bool shm_p2p_has_work(void)
+{
+    for (int src = 0; src < S.n; src++)
+        if (expected_cell(src))
+            return true;
+    for (int dst = 0; S.sendq_busy > 0 && dst < S.n; dst++)
+        if (S.sendq[dst].head && has_free_cell(dst))
+            return true;
+    for (struct hint_request_s *r = S.stream.head; S.nstreaming > 0 && r; r = r->next)
+        if (r->phase == PHASE_STREAM && has_free_cell(r->peer - S.world0))
+            return true;
+    return false;
+}
+
 void shm_progress(void)
 {
-    /* Everything that can unblock this rank rings its bell first, so an unchanged bell means
-       there is nothing new to look at. */
-    uint32_t bell = atomic_load_explicit(&shm_ctl(S.node, S.me)->bell, memory_order_acquire);
-    if (bell == S.last_bell)
+    poll_expected();
+    /* Every other event that can unblock this rank (a message in an unexpected cell, a CTS, a
+       freed cell while it sleeps) rings its bell, so an unchanged bell means there is nothing
+       more to look at, unless sends wait for free cells: those are polled. */
+    uint32_t bell = atomic_load_explicit(&S.ctl[S.me].bell, memory_order_acquire);
+    if (bell == S.last_bell && S.sendq_busy == 0 && S.nstreaming == 0) {
+        if (S.nring)
+            ring_senders();
         return;
+    }
     S.last_bell = bell;
     poll_channels();
     /* Rendezvous sends first: a header handed back as DONE or CTS frees its cell only here,

@@ -21,6 +21,10 @@ void shm_isend(struct hint_request_s *r);
 /* Move a message matching paired with receive r (msg: its first cell). */
 void shm_deliver(struct hint_request_s *r, int src, void *msg);
 void shm_progress(void);
+/* Whether a progress pass would find something that rang no bell: a message in the cell its
+   receiver looks at first, or a free cell for a send waiting for one. Read after `sleeping` is
+   set, so a rank never sleeps through such an event (the senders ring only sleepers). */
+bool shm_p2p_has_work(void);
 /* Requests the transport holds (for finalize's leak report). */
 int shm_pending(void);
 

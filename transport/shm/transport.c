@@ -30,9 +30,23 @@ static uint32_t shm_wait_seq(void)
     return atomic_load_explicit(&shm_ctl(node, node->me)->bell, memory_order_acquire);
 }
 
+/* What the waiter waits for, and the events the transport does not ring the bell for: messages
+   in the cells their receiver polls, cells freed for waiting sends (p2p.c rings only sleepers). */
+struct sleep_until {
+    bool (*done)(void *);
+    void *arg;
+};
+
+static bool done_or_work(void *a)
+{
+    struct sleep_until *u = a;
+    return shm_p2p_has_work() || u->done(u->arg);
+}
+
 static void shm_sleep_hook(uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg)
 {
-    shm_sleep(node, seen, timeout_ns, done, arg);
+    struct sleep_until u = {done, arg};
+    shm_sleep(node, seen, timeout_ns, done_or_work, &u);
 }
 
 static void shm_wake_hook(int world) { shm_wake(node, world - node->world0); }
