@@ -66,10 +66,15 @@ for p in pc-shared pc-static cm/b/cm-shared cm/b/cm-static; do
   if [ "$out" = "sum 3 of 3" ]; then ok "moved install: $p runs under the moved hintrun"
   else notok "moved install: $p runs under the moved hintrun" "$out"; fi
 done
-# 10: --shared-heap preloads the moved libhint
-pre=$("$root/bin/hintrun" -n 1 --shared-heap sh -c 'echo "$LD_PRELOAD"' 2>&1)
-case "$pre" in
-  "$root/$libdir/libhint.so"*) ok "moved hintrun --shared-heap preloads the moved libhint ($pre)" ;;
-  *) notok "moved hintrun --shared-heap preloads the moved libhint" "LD_PRELOAD=$pre" ;;
-esac
+# 10: --shared-heap preloads the moved libhint (a build without the malloc override, such as the
+# sanitizer build, has nothing to preload: ASan must come first and libhint defines no malloc)
+if ! nm -D --defined-only "$root/$libdir/libhint.so" | grep -qw malloc; then
+  n=$((n + 1)); echo "ok $n # SKIP libhint.so defines no malloc in this build (sanitizer or -Dmalloc_override=disabled)"
+else
+  pre=$("$root/bin/hintrun" -n 1 --shared-heap sh -c 'echo "$LD_PRELOAD"' 2>&1)
+  case "$pre" in
+    "$root/$libdir/libhint.so"*) ok "moved hintrun --shared-heap preloads the moved libhint ($pre)" ;;
+    *) notok "moved hintrun --shared-heap preloads the moved libhint" "LD_PRELOAD=$pre" ;;
+  esac
+fi
 [ $fails -eq 0 ]
