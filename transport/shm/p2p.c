@@ -186,15 +186,17 @@ static int find_free_cell(struct shm_chan *ch, uint32_t prefer)
 
 /* Hand the filled cell idx to the receiver. It looks for message w in cell w % ncells without
    reading anything else, so its doorbell is rung only when the cell is elsewhere (then it must
-   read the index ring) or when it sleeps. The seq_cst store orders FULL before the read of
+   read the index ring) or when it sleeps. FULL goes before the write counter: a receiver that
+   finds the cell through the index ring may free it at once, and a FULL stored after that would
+   take the cell out of the channel for good. The seq_cst store orders FULL before the read of
    `sleeping` (Dekker with shm_sleep, which re-checks the expected cells after setting it). */
 static void announce(int dst, struct shm_chan *ch, struct shm_cell *cell, uint32_t idx)
 {
     uint64_t w = S.write_seq[dst]++;
     cell->seq = (uint32_t)w;
+    atomic_store_explicit(&cell->state, SHM_CELL_FULL, memory_order_seq_cst);
     ch->idx_ring[w % SHM_NCELLS] = idx;
     atomic_store_explicit(&ch->write_seq, w + 1, memory_order_release);
-    atomic_store_explicit(&cell->state, SHM_CELL_FULL, memory_order_seq_cst);
     if (idx != w % SHM_NCELLS || sleeps(dst))
         shm_ring(S.node, dst);
 }
