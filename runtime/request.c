@@ -58,22 +58,14 @@ int rq_check(hint_request r)
     return reg_reject(REG_REQUEST, r, HINT_ERR_REQUEST);
 }
 
-void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)
+void rq_pack_typed(const struct hint_request_s *r, size_t off, void *dst, size_t len)
 {
-    if (r->contig) {
-        memcpy(dst, (const char *)r->buf + off, len);
-        return;
-    }
     size_t done = 0;
     dt_pack_range_rep(r->buf, r->count, r->type, off, dst, len, &done, DT_REP_AUTO);
 }
 
-void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len)
+void rq_unpack_typed(struct hint_request_s *r, size_t off, const void *src, size_t len)
 {
-    if (r->contig) {
-        memcpy((char *)r->buf + off, src, len);
-        return;
-    }
     size_t done = 0;
     dt_unpack_range_rep(src, len, off, r->buf, r->count, r->type, &done, DT_REP_AUTO);
 }

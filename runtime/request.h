@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hint.h"
 
@@ -47,9 +48,25 @@ void rq_pool_fini(void);
    already, not a pointer to anything else); else HINT_ERR_REQUEST, with a message. */
 int rq_check(hint_request r);
 
-/* Copy the slice [off, off+len) of r's packed stream out of / into its buffer. */
-void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len);
-void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len);
+/* Copy the slice [off, off+len) of r's packed stream out of / into its buffer. Inline for a
+   contiguous buffer (a small message's copy is then a few moves, not two calls); the datatype
+   engine's path is rq_pack_typed / rq_unpack_typed. */
+void rq_pack_typed(const struct hint_request_s *r, size_t off, void *dst, size_t len);
+void rq_unpack_typed(struct hint_request_s *r, size_t off, const void *src, size_t len);
+static inline void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)
+{
+    if (r->contig)
+        memcpy(dst, (const char *)r->buf + off, len);
+    else
+        rq_pack_typed(r, off, dst, len);
+}
+static inline void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len)
+{
+    if (r->contig)
+        memcpy((char *)r->buf + off, src, len);
+    else
+        rq_unpack_typed(r, off, src, len);
+}
 
 /* The transport calls this once r's data has fully moved (status and error filled in). */
 static inline void rq_complete(struct hint_request_s *r) { r->complete = true; }

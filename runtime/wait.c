@@ -61,8 +61,9 @@ static inline void wait_end(void)
 
 void rt_wait_until(bool (*done)(void *), void *arg)
 {
-    rt_progress();
-    if (done(arg)) {
+    /* Done already (an eager send completes when posted): no progress pass, which a sender's
+       next blocking call makes anyway. Saves a pass per blocking small send. */
+    if (done(arg) || (rt_progress(), done(arg))) {
         wait_end();
         return;
     }
@@ -81,8 +82,9 @@ void rt_wait_until(bool (*done)(void *), void *arg)
             reported = true;
         }
         if (waited < spin_ns) {
-            for (int i = 0; i < 16; i++)
-                cpu_relax();
+            /* One pause per poll: a pause takes 25 ns on this machine's EPYC (a VM), so the 16
+               between polls before made an arrival wait up to 0.4 us to be seen. */
+            cpu_relax();
         } else if (waited < spin_ns + yield_ns) {
             sched_yield();
         } else {
