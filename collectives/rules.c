@@ -130,12 +130,13 @@ static int parse_v2(json_t *list, int op, const char *where, struct coll_rules *
     return HINT_SUCCESS;
 }
 
-/* Version 1: per rank count, rules with max_bytes only; each becomes a rule bounded to P. */
+/* Version 1: per rank count, a list of rules each read as version 2 reads it, then bounded to
+   that rank count. */
 static int parse_v1(json_t *list, int op, const char *where, struct coll_rules *rs, char *msg, size_t len)
 {
-    size_t i, k;
-    json_t *e, *r;
-    char at[200], rat[260];
+    size_t i;
+    json_t *e;
+    char at[200];
     json_array_foreach(list, i, e)
     {
         snprintf(at, sizeof at, "%s[%zu]", where, i);
@@ -144,15 +145,13 @@ static int parse_v1(json_t *list, int op, const char *where, struct coll_rules *
             FAIL("%s.P: must be a positive integer", at);
         if (!json_is_array(rules) || json_array_size(rules) == 0)
             FAIL("%s.rules: must be a non-empty array", at);
-        json_array_foreach(rules, k, r)
-        {
-            snprintf(rat, sizeof rat, "%s.rules[%zu]", at, k);
-            struct coll_rule *out = add_rule(rs, op, rat, msg, len);
-            int st = out ? parse_rule(r, op, rat, out, msg, len) : HINT_ERR_ARG;
-            if (st != HINT_SUCCESS)
-                return st;
-            out->min_ranks = out->max_ranks = (int)json_integer_value(P);
-        }
+        int first = rs->n[op];
+        strncat(at, ".rules", sizeof at - strlen(at) - 1);
+        int st = parse_v2(rules, op, at, rs, msg, len);
+        if (st != HINT_SUCCESS)
+            return st;
+        for (int k = first; k < rs->n[op]; k++)
+            rs->r[op][k].min_ranks = rs->r[op][k].max_ranks = (int)json_integer_value(P);
     }
     return HINT_SUCCESS;
 }

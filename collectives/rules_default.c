@@ -1,7 +1,7 @@
 /*
  * collectives/rules_default.c — the built-in selection rules, in the tuning-file format
  * (rules.h): what every operation runs when nothing is forced, no tuning file says otherwise and
- * autotuning is off. Each rule's "_why" is the measurement behind it (hint-bench OP --algorithm
+ * autotuning is off. A rule's "_why", where it has one, is the measurement behind it (hint-bench OP --algorithm
  * NAME on the 2-core machine; docs/BENCHMARKS.md has the runs). tests/unit/test_select.c pins
  * the choice for a grid of operations, rank counts, sizes and environments (heap, shm only,
  * neither), so a change here shows up as a change of pins.
