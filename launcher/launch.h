@@ -108,6 +108,11 @@ int launch_find_program(const char *prog, char *path, size_t cap); /* 0, 126 or 
 int launch_make_ids(struct launch_job *job);                       /* jobid and token */
 int launch_check_xvars(const struct launch_opts *o);                /* 0 or 2 */
 int launch_spawn_rank(struct launch_job *job, int rank);            /* 0 or -1 */
+/* The virtual node (--nodes) that holds rank: its index, first rank and rank count. */
+struct launch_node {
+    int id, first, size;
+};
+struct launch_node launch_node_of(int np, int nodes, int rank);
 int launch_find_libhint(struct launch_job *job);                    /* 0 or 2 */
 
 /* bind.c: 0, or the exit status for a placement request that cannot be met */

@@ -31,7 +31,9 @@ void launch_usage(FILE *to)
         "  --report-bindings       print each rank's cores and cpuset\n"
         "  --shared-heap           preload libhint so that even a program not linked with it gets the\n"
         "                          shared-heap malloc (for programs that load hint later, e.g. by dlopen)\n"
-        "  --nodes K               split the machine into K virtual nodes (only 1 for now)\n"
+        "  --nodes K               split the ranks into K virtual nodes on this machine: blocks of\n"
+        "                          consecutive ranks, sizes differing by at most one, each with its\n"
+        "                          own shared memory; bytes between them go through libfabric\n"
         "  --stdin all|none|RANK   which ranks get hintrun's stdin (default: rank 0; the others\n"
         "                          read /dev/null)\n"
         "  --tag-output            prefix each output line with [rank]\n"
@@ -168,14 +170,7 @@ static int parse_stdin(const char *v, struct launch_opts *o)
 
 static int parse_nodes(const char *v, struct launch_opts *o)
 {
-    if (parse_count("--nodes", v, 1, LAUNCH_MAX_RANKS, &o->nodes))
-        return 2;
-    if (o->nodes != 1) {
-        fprintf(stderr, "hintrun: --nodes %d: virtual nodes are not implemented yet; only "
-                "--nodes 1 is accepted\n", o->nodes);
-        return 2;
-    }
-    return -1;
+    return parse_count("--nodes", v, 1, LAUNCH_MAX_RANKS, &o->nodes) ? 2 : -1;
 }
 
 /* Handles one option that takes a value; returns -1 when done, 0 when argv[*i] was not one of
@@ -268,6 +263,11 @@ static int check_combinations(const struct launch_opts *o)
                            "--cpus-per-rank or --bind-to l3|numa|socket");
     if (o->stdin_rank >= o->np)
         return usage_error("--stdin %d: the job has ranks 0 to %d", o->stdin_rank, o->np - 1);
+    if (o->nodes > o->np)
+        return usage_error("--nodes %d: a node needs at least one rank, and the job has %d", o->nodes, o->np);
+    if (o->nodes > 1 && o->hierarchy)
+        return usage_error("--hierarchy describes one machine's cores; virtual nodes (--nodes %d) share "
+                           "them, so the two cannot go together", o->nodes);
     return -1;
 }
 

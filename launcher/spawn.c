@@ -204,6 +204,16 @@ static void launch_env_free(char **env, size_t from, size_t to)
     free(env);
 }
 
+/* Virtual nodes are blocks of consecutive ranks; the first np % nodes blocks hold one more. */
+struct launch_node launch_node_of(int np, int nodes, int rank)
+{
+    int base = np / nodes, extra = np % nodes;
+    int big = extra * (base + 1); /* ranks in the larger blocks */
+    int id = rank < big ? rank / (base + 1) : extra + (rank - big) / base;
+    int first = id < extra ? id * (base + 1) : big + (id - extra) * base;
+    return (struct launch_node){.id = id, .first = first, .size = base + (id < extra)};
+}
+
 /* hintrun's environment, minus what is replaced, plus -x variables and the HINT_* of rank.
    Entries before *nborrowed point into environ and are not freed. */
 static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nborrowed)
@@ -227,10 +237,11 @@ static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nb
     }
     env[k++] = launch_env_fmt("HINT_RANK", "%ld", rank);
     env[k++] = launch_env_fmt("HINT_SIZE", "%ld", job->np);
-    env[k++] = launch_env_fmt("HINT_LOCAL_RANK", "%ld", rank);   /* one node for now */
-    env[k++] = launch_env_fmt("HINT_LOCAL_SIZE", "%ld", job->np);
-    env[k++] = launch_env_fmt("HINT_NODE_ID", "%ld", 0);
-    env[k++] = launch_env_fmt("HINT_NNODES", "%ld", 1);
+    struct launch_node nd = launch_node_of(job->np, o->nodes, rank);
+    env[k++] = launch_env_fmt("HINT_LOCAL_RANK", "%ld", rank - nd.first);
+    env[k++] = launch_env_fmt("HINT_LOCAL_SIZE", "%ld", nd.size);
+    env[k++] = launch_env_fmt("HINT_NODE_ID", "%ld", nd.id);
+    env[k++] = launch_env_fmt("HINT_NNODES", "%ld", o->nodes);
     env[k++] = launch_env_str("HINT_JOBID", "", job->jobid);
     env[k++] = launch_env_str("HINT_STORE", "unix:", job->sock);
     env[k++] = launch_env_str("HINT_TOKEN", "", job->token);

@@ -54,11 +54,7 @@ int hint_init(int *argc, char ***argv)
     CHECK_GOTO(boot_init(&rt.boot), fail);
     CHECK_GOTO(rt_cfg_check_all(), fail); /* a malformed HINT_* value stops the job here, named */
     trace_init(); /* hang reports; until here hintrun's SIGURG is ignored, as by default */
-    if (rt.boot.nnodes != 1) {
-        RT_ERR("init", "%d nodes requested but only one node is supported yet", rt.boot.nnodes);
-        st = HINT_ERR_UNSUPPORTED;
-        goto fail;
-    }
+    CHECK_GOTO(rt_nodes_init(), fail);
     CHECK_GOTO(start_parts(), fail);
     CHECK_GOTO(grp_world_create(&rt.world), fail);
     rt_wait_init();
@@ -66,6 +62,7 @@ int hint_init(int *argc, char ***argv)
     return HINT_SUCCESS;
 fail:
     rt_transports_stop();
+    rt_nodes_fini();
     boot_fini();
     return st;
 }
@@ -85,6 +82,7 @@ int hint_finalize(void)
     rt_transports_stop();
     rq_pool_fini();
     heap_stop(); /* buffers on the heap stay valid; new ones come from glibc */
+    rt_nodes_fini();
     boot_fini();
     rt.state = RT_FINALIZED;
     return st;

@@ -66,6 +66,15 @@ int rt_parse_size(const char *s, size_t *out);
 int rt_parse_int(const char *s, long long min, long long max, long long *out);
 int rt_parse_seconds(const char *s, double min, double max, double *out);
 
+/* The node of every world rank (runtime/nodes.c): a node's ranks are consecutive world ranks.
+   Valid from hint_init's bootstrap on, before the transports start. */
+int rt_nodes_init(void);
+void rt_nodes_fini(void);
+int rt_node_of(int world);   /* node index of world rank */
+int rt_node_first(int node); /* first world rank of node */
+int rt_node_size(int node);  /* ranks on node */
+bool rt_same_node(int w1, int w2);
+
 /* Translate an errno into a HINT_ERR_* (one place). */
 int rt_from_errno(int err);
 

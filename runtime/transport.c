@@ -49,11 +49,19 @@ static int assign_peers(void)
             if (T.active[i]->reaches(w))
                 rt_of_world[w] = T.active[i];
         if (rt_of_world[w] == NULL) {
-            RT_ERR("transport", "no transport reaches rank %d (started: %d); the job cannot start", w, T.nactive);
+            RT_ERR("transport", "no transport reaches rank %d (started: %d; ranks on another node need the libfabric transport); the job cannot start", w, T.nactive);
             return HINT_ERR_TRANSPORT;
         }
     }
     return HINT_SUCCESS;
+}
+
+static bool reaches_anyone(const struct rt_transport *tp)
+{
+    for (int w = 0; w < rt.boot.size; w++)
+        if (tp->reaches(w))
+            return true;
+    return false;
 }
 
 int rt_transports_start(void)
@@ -65,7 +73,8 @@ int rt_transports_start(void)
             break;
         T.active[T.nactive++] = tp; /* before init: a failed init still gets its fini */
         CHECK_GOTO(tp->init(), out);
-        rt_progress_list.hook[rt_progress_list.n++] = tp->progress;
+        if (reaches_anyone(tp)) /* a transport with no peer costs the progress loop nothing */
+            rt_progress_list.hook[rt_progress_list.n++] = tp->progress;
         if ((tp->caps & RT_TP_SLEEP) && !T.sleeper)
             T.sleeper = tp;
         if ((tp->caps & RT_TP_NODE_AREA) && !T.area_owner)
@@ -105,5 +114,30 @@ int rt_pending(void)
 }
 
 void rt_wake(int w) { T.sleeper->wake(w); }
+
+long rt_sleep_arm(void)
+{
+    long bound = 0;
+    for (int i = 0; i < T.nactive; i++) {
+        const struct rt_transport *tp = T.active[i];
+        if (tp == T.sleeper || !tp->sleep_arm)
+            continue;
+        long b = tp->sleep_arm();
+        if (b < 0)
+            return -1;
+        if (b > 0 && (bound == 0 || b < bound))
+            bound = b;
+    }
+    return bound;
+}
+
+void rt_transport_stats(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < T.nactive && used < len; i++)
+        if (T.active[i] != T.sleeper && T.active[i]->stats)
+            used += (size_t)T.active[i]->stats(buf + used, len - used);
+}
 
 struct rt_progress_list rt_progress_list;

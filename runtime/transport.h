@@ -61,6 +61,13 @@ struct rt_transport {
     /* RT_TP_NODE_AREA only: the address of node area `id` (rt_node_area_add) in this rank's
        mapping; the same bytes for every rank of the node, zeroed at creation. */
     void *(*node_area)(int id);
+    /* Optional, for a transport that is not the sleeper: called just before this rank sleeps.
+       -1: events are pending, poll again instead; 0: sleep, the transport will call
+       rt_wake(rt.boot.rank) at its next event (which rings this rank's bell even if it is not
+       asleep yet); N > 0: sleep at most N ns, the transport cannot wake this rank. */
+    long (*sleep_arm)(void);
+    /* Optional: append ", name N" style counts to the HINT_P2P_STATS line; returns chars written. */
+    int (*stats)(char *buf, size_t len);
 };
 
 /* A layer above the runtime (collectives, topology) as hint_init and hint_finalize see it. */
@@ -85,6 +92,11 @@ static inline const struct rt_transport *rt_transport_of(int w) { return rt_of_w
 /* Requests in flight in every transport and receives still waiting to be matched. */
 int rt_pending(void);
 const struct rt_transport *rt_sleeper(void);
+/* Ask the started transports that are not the sleeper whether this rank may sleep, and how long
+   (sleep_arm's answer, the most restrictive of them): -1 poll again, 0 no bound, N > 0 ns. */
+long rt_sleep_arm(void);
+/* The HINT_P2P_STATS counts of the transports after the sleeper's (", ofi N"), into buf. */
+void rt_transport_stats(char *buf, size_t len);
 
 /* Wake world rank w if it sleeps in a wait whose condition is a shared word the caller has just
    stored (barrier release, bcast counters). */

@@ -89,8 +89,12 @@ void rt_wait_until(bool (*done)(void *), void *arg)
             sched_yield();
         } else {
             /* The timeout only bounds the cost of a missed wake-up; none is expected. With
-               HINT_HANG_TIMEOUT it also bounds how late the report comes. */
-            sleeper->sleep(seen, sleep_ns(waited), done, arg);
+               HINT_HANG_TIMEOUT it also bounds how late the report comes. A transport that
+               cannot ring the doorbell (the network without a wait object) bounds it too. */
+            long bound = rt_sleep_arm(), t = sleep_ns(waited);
+            if (bound < 0)
+                continue;
+            sleeper->sleep(seen, bound > 0 && bound < t ? bound : t, done, arg);
         }
     }
     wait_end();

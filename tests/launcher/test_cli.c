@@ -78,7 +78,11 @@ Test(cli, placement_errors)
     expect_usage_error((const char *[]){"-n", "2", "--hierarchy", "1,2", "--bind-to", "none", "true", NULL},
                        "cannot go with --bind-to none");
     expect_usage_error((const char *[]){"-n", "1", "--hierarchy", "1,y", "true", NULL}, "--hierarchy 1,y");
-    expect_usage_error((const char *[]){"--nodes", "2", "-n", "2", "true", NULL}, "--nodes 2");
+    expect_usage_error((const char *[]){"--nodes", "3", "-n", "2", "true", NULL},
+                       "--nodes 3: a node needs at least one rank");
+    expect_usage_error((const char *[]){"--nodes", "0", "-n", "2", "true", NULL}, "--nodes");
+    expect_usage_error((const char *[]){"--nodes", "2", "-n", "2", "--hierarchy", "1,2", "true", NULL},
+                       "cannot go together");
 }
 
 /* Accepted spellings all start the job. */
@@ -91,6 +95,7 @@ Test(cli, accepted_forms)
         {"--np=2", "true", NULL},
         {"-np", "2", "true", NULL},
         {"-n", "2", "--bind-to", "none", "--nodes", "1", "true", NULL},
+        {"-n", "3", "--nodes", "2", "true", NULL},
         {"-n", "1", "--timeout=30", "--", "true", NULL},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {

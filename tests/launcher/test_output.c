@@ -120,12 +120,27 @@ static int cpus(void)
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-static void env_case(int np)
+/* Reference for --nodes: deal the ranks out as blocks, the first np % nodes one larger. */
+static void node_of(int np, int nodes, int rank, int *id, int *lrank, int *lsize)
+{
+    int first = 0;
+    for (int k = 0; k < nodes; k++) {
+        int size = np / nodes + (k < np % nodes);
+        if (rank < first + size) {
+            *id = k, *lrank = rank - first, *lsize = size;
+            return;
+        }
+        first += size;
+    }
+}
+
+static void env_case_nodes(int np, int nodes)
 {
     struct lt_run r;
-    char n[16], v[256], pid[16];
+    char n[16], v[256], pid[16], nn[16];
     snprintf(n, sizeof n, "%d", np);
-    const char *const args[] = {"--tag-output", "-n", n, lt_rank(), "env", "HINT_RANK",
+    snprintf(nn, sizeof nn, "%d", nodes);
+    const char *const args[] = {"--tag-output", "--nodes", nn, "-n", n, lt_rank(), "env", "HINT_RANK",
         "HINT_SIZE", "HINT_LOCAL_RANK", "HINT_LOCAL_SIZE", "HINT_NODE_ID", "HINT_NNODES",
         "HINT_JOBID", "HINT_STORE", "HINT_TOKEN", "HINT_OVERSUBSCRIBED", "HINT_LAUNCHER_PID",
         NULL};
@@ -145,13 +160,18 @@ static void env_case(int np)
             }
         }
         line[m] = '\0';
+        int id = -1, lrank = -1, lsize = -1;
+        node_of(np, nodes, k, &id, &lrank, &lsize);
         snprintf(want, sizeof want, "%d", k);
         cr_expect_str_eq(value_of(line, "HINT_RANK", v, sizeof v), want);
-        cr_expect_str_eq(value_of(line, "HINT_LOCAL_RANK", v, sizeof v), want);
+        snprintf(want, sizeof want, "%d", lrank);
+        cr_expect_str_eq(value_of(line, "HINT_LOCAL_RANK", v, sizeof v), want, "rank %d", k);
         cr_expect_str_eq(value_of(line, "HINT_SIZE", v, sizeof v), n);
-        cr_expect_str_eq(value_of(line, "HINT_LOCAL_SIZE", v, sizeof v), n);
-        cr_expect_str_eq(value_of(line, "HINT_NODE_ID", v, sizeof v), "0");
-        cr_expect_str_eq(value_of(line, "HINT_NNODES", v, sizeof v), "1");
+        snprintf(want, sizeof want, "%d", lsize);
+        cr_expect_str_eq(value_of(line, "HINT_LOCAL_SIZE", v, sizeof v), want, "rank %d", k);
+        snprintf(want, sizeof want, "%d", id);
+        cr_expect_str_eq(value_of(line, "HINT_NODE_ID", v, sizeof v), want, "rank %d", k);
+        cr_expect_str_eq(value_of(line, "HINT_NNODES", v, sizeof v), nn);
         cr_expect(is_hex(value_of(line, "HINT_JOBID", v, sizeof v), 16), "jobid %s", v);
         cr_expect(is_hex(value_of(line, "HINT_TOKEN", v, sizeof v), 32), "token %s", v);
         cr_expect(strncmp(value_of(line, "HINT_STORE", v, sizeof v), "unix:@hint-", 11) == 0, "%s", v);
@@ -163,7 +183,15 @@ static void env_case(int np)
     lt_run_free(&r);
 }
 
+static void env_case(int np) { env_case_nodes(np, 1); }
+
 Test(output, rank_environment_p1) { env_case(1); }
+Test(output, rank_environment_nodes) /* uneven blocks, and as many nodes as ranks */
+{
+    env_case_nodes(5, 2);
+    env_case_nodes(8, 3);
+    env_case_nodes(3, 3);
+}
 Test(output, rank_environment_p3) { env_case(3); }
 Test(output, rank_environment_oversubscribed) { env_case(cpus() + 1); }
 

@@ -134,9 +134,12 @@ int shm_p2p_init(struct shm_node *n)
 
 void shm_p2p_fini(void)
 {
-    if (S.node && rt_cfg_long("HINT_P2P_STATS"))
-        RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu", S.sent[SHM_NPATHS],
-               S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE]);
+    if (S.node && rt_cfg_long("HINT_P2P_STATS")) {
+        char others[128]; /* the transports stopped before this one keep their counts */
+        rt_transport_stats(others, sizeof others);
+        RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu%s", S.sent[SHM_NPATHS],
+               S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE], others);
+    }
     free(S.read_seq);
     free(S.write_seq);
     free(S.sendq);

@@ -49,7 +49,16 @@ static void shm_sleep_hook(uint32_t seen, long timeout_ns, bool (*done)(void *),
     shm_sleep(node, seen, timeout_ns, done_or_work, &u);
 }
 
-static void shm_wake_hook(int world) { shm_wake(node, world - node->world0); }
+/* Peers ring only a sleeper; this rank's own bell (another transport's watcher thread) always
+   rings, since the rank may be between arming that transport and announcing its sleep. */
+static void shm_wake_hook(int world)
+{
+    int local = world - node->world0;
+    if (local == node->me)
+        shm_ring(node, local);
+    else
+        shm_wake(node, local);
+}
 
 static void *shm_node_area(int id) { return node ? shm_area(node, id) : NULL; }
 
