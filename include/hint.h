@@ -181,6 +181,43 @@ HINT_API int hint_wait(hint_request *r, hint_status *st);
 HINT_API int hint_waitall(size_t n, hint_request r[], hint_status st[]);
 HINT_API int hint_test(hint_request *r, int *done, hint_status *st);
 
+/* synchronous sends: complete only once a receive has matched the message */
+HINT_API int hint_ssend(const void *buf, size_t count, hint_type t, int dest, int tag, hint_group g);
+HINT_API int hint_issend(const void *buf, size_t count, hint_type t, int dest, int tag, hint_group g,
+                         hint_request *r);
+/* probes: the oldest message a receive posted now would match (status: source, tag, bytes) */
+HINT_API int hint_probe(int source, int tag, hint_group g, hint_status *st);
+HINT_API int hint_iprobe(int source, int tag, hint_group g, int *flag, hint_status *st);
+/* matched probes: the message is taken so that only hint_mrecv / hint_imrecv can receive it */
+typedef struct hint_message_s *hint_message;
+HINT_API extern struct hint_message_s hint_message_no_proc_;
+#define HINT_MESSAGE_NULL ((hint_message)0)
+#define HINT_MESSAGE_NO_PROC (&hint_message_no_proc_) /* hint_mprobe from HINT_PROC_NULL */
+HINT_API int hint_mprobe(int source, int tag, hint_group g, hint_message *m, hint_status *st);
+HINT_API int hint_improbe(int source, int tag, hint_group g, int *flag, hint_message *m, hint_status *st);
+HINT_API int hint_mrecv(void *buf, size_t count, hint_type t, hint_message *m, hint_status *st);
+HINT_API int hint_imrecv(void *buf, size_t count, hint_type t, hint_message *m, hint_request *r);
+/* completion of several requests; HINT_REQUEST_NULL and inactive persistent requests are skipped,
+   and when every one is such, *index / *outcount is HINT_UNDEFINED_INDEX */
+#define HINT_UNDEFINED_INDEX ((size_t)-1)
+HINT_API int hint_waitany(size_t n, hint_request r[], size_t *index, hint_status *st);
+HINT_API int hint_waitsome(size_t n, hint_request r[], size_t *outcount, size_t indices[], hint_status st[]);
+HINT_API int hint_testall(size_t n, hint_request r[], int *done, hint_status st[]);
+HINT_API int hint_testany(size_t n, hint_request r[], size_t *index, int *done, hint_status *st);
+HINT_API int hint_testsome(size_t n, hint_request r[], size_t *outcount, size_t indices[], hint_status st[]);
+/* cancel a receive not matched yet (a send: HINT_ERR_UNSUPPORTED); complete it with wait or test */
+HINT_API int hint_cancel(hint_request *r);
+HINT_API int hint_test_cancelled(const hint_status *st, int *flag);
+/* persistent requests: made once, started and completed many times, freed by hint_request_free */
+HINT_API int hint_send_init(const void *buf, size_t count, hint_type t, int dest, int tag, hint_group g,
+                            hint_request *r);
+HINT_API int hint_recv_init(void *buf, size_t count, hint_type t, int source, int tag, hint_group g,
+                            hint_request *r);
+HINT_API int hint_start(hint_request *r);
+HINT_API int hint_startall(size_t n, hint_request r[]);
+/* sets *r to HINT_REQUEST_NULL; a request still in flight completes on its own */
+HINT_API int hint_request_free(hint_request *r);
+
 /* ---- collectives ---- */
 #define HINT_IN_PLACE ((void *)1)
 HINT_API int hint_barrier(hint_group g);

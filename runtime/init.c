@@ -71,6 +71,7 @@ int hint_finalize(void)
 {
     RT_CHECK_INIT();
     trace.phase = "hint_finalize";
+    rq_settle_detached(); /* requests freed by hint_request_free while in flight */
     int pending = rt_pending();
     if (pending > 0)
         RT_ERR("finalize", "%d point-to-point requests were never completed; their data is lost", pending);

@@ -12,27 +12,26 @@
  */
 #include <stdlib.h>
 
+#include "runtime/match.h"
 #include "runtime/request.h"
 #include "runtime/transport.h"
 
-struct unexp {
-    const struct rt_transport *tp;
-    void *msg;           /* the transport's handle */
-    int src, tag;        /* world rank of the sender, the message's tag */
-    uint32_t ctx;
-    struct unexp *next;
-};
+/* An entry of the unexpected queue (struct hint_message_s, runtime/match.h) is also the
+   hint_message that a matched probe hands out. HINT_MESSAGE_NO_PROC, what hint_mprobe gives for
+   HINT_PROC_NULL, is this one, never in the queue. */
+HINT_API struct hint_message_s hint_message_no_proc_;
 
-/* Pool blocks are chained through their first entry's spare `next` so they can be freed. */
+/* Pool blocks are chained so they can be freed; n entries each. */
 struct pool_block {
     struct pool_block *next;
-    struct unexp entries[];
+    size_t n;
+    struct hint_message_s entries[];
 };
 
 static struct {
     struct hint_request_s *posted_head, *posted_tail;
     int nposted;
-    struct unexp *head, *tail, *free;
+    struct hint_message_s *head, *tail, *free;
     struct pool_block *blocks;
 } M;
 
@@ -40,10 +39,11 @@ int rt_match_reserve(size_t n)
 {
     if (n == 0)
         return HINT_SUCCESS;
-    struct pool_block *b = malloc(sizeof *b + n * sizeof(struct unexp));
+    struct pool_block *b = malloc(sizeof *b + n * sizeof(struct hint_message_s));
     if (b == NULL)
         return HINT_ERR_NOMEM;
     b->next = M.blocks;
+    b->n = n;
     M.blocks = b;
     for (size_t i = 0; i < n; i++) {
         b->entries[i].next = M.free;
@@ -64,9 +64,14 @@ void rt_match_fini(void)
 
 int rt_match_posted(void) { return M.nposted; }
 
+static inline bool envelope_matches(int want_src, int want_tag, uint32_t want_ctx, int src, int tag, uint32_t ctx)
+{
+    return want_ctx == ctx && (want_src < 0 || want_src == src) && (want_tag < 0 || want_tag == tag);
+}
+
 static inline bool matches(const struct hint_request_s *r, int src, int tag, uint32_t ctx)
 {
-    return r->ctx == ctx && (r->peer < 0 || r->peer == src) && (r->tag < 0 || r->tag == tag);
+    return envelope_matches(r->peer, r->tag, r->ctx, src, tag, ctx);
 }
 
 static void posted_remove(struct hint_request_s *r)
@@ -80,6 +85,7 @@ static void posted_remove(struct hint_request_s *r)
     else
         M.posted_tail = r->prev;
     r->next = r->prev = NULL;
+    r->posted = false;
     M.nposted--;
 }
 
@@ -92,9 +98,9 @@ struct hint_request_s *rt_match_arrival(const struct rt_transport *tp, int src, 
         }
     }
     /* The transports reserved one entry for every message they can leave unexpected. */
-    struct unexp *u = M.free;
+    struct hint_message_s *u = M.free;
     M.free = u->next;
-    *u = (struct unexp){.tp = tp, .msg = msg, .src = src, .tag = tag, .ctx = ctx, .next = NULL};
+    *u = (struct hint_message_s){.tp = tp, .msg = msg, .src = src, .tag = tag, .ctx = ctx, .next = NULL};
     if (M.tail)
         M.tail->next = u;
     else
@@ -103,13 +109,16 @@ struct hint_request_s *rt_match_arrival(const struct rt_transport *tp, int src, 
     return NULL;
 }
 
-/* The oldest unexpected message r matches, taken off the list; NULL when none. */
-static struct unexp *take_unexpected(const struct hint_request_s *r)
+/* The oldest unexpected message on ctx from src (-1: any) with tag (-1: any), taken off the
+   list when `take`; NULL when none. */
+static struct hint_message_s *find_unexpected(int src, int tag, uint32_t ctx, bool take)
 {
-    struct unexp *prev = NULL;
-    for (struct unexp *u = M.head; u; prev = u, u = u->next) {
-        if (!matches(r, u->src, u->tag, u->ctx))
+    struct hint_message_s *prev = NULL;
+    for (struct hint_message_s *u = M.head; u; prev = u, u = u->next) {
+        if (!envelope_matches(src, tag, ctx, u->src, u->tag, u->ctx))
             continue;
+        if (!take)
+            return u;
         if (prev)
             prev->next = u->next;
         else
@@ -121,10 +130,28 @@ static struct unexp *take_unexpected(const struct hint_request_s *r)
     return NULL;
 }
 
+/* The oldest unexpected message r matches, taken off the list; NULL when none. */
+static struct hint_message_s *take_unexpected(const struct hint_request_s *r)
+{
+    return find_unexpected(r->peer, r->tag, r->ctx, true);
+}
+
+/* Hand unexpected message u to receive r through its transport; u's entry goes back to the pool
+   first, as the transport may report new arrivals while it delivers. */
+static void deliver_entry(struct hint_message_s *u, struct hint_request_s *r)
+{
+    const struct rt_transport *tp = u->tp;
+    void *msg = u->msg;
+    int src = u->src;
+    u->next = M.free;
+    M.free = u;
+    tp->deliver(r, src, msg);
+}
+
 void rt_match_post(struct hint_request_s *r)
 {
     rt_progress(); /* messages that arrived since the last pass are older than this receive */
-    struct unexp *u = take_unexpected(r);
+    struct hint_message_s *u = take_unexpected(r);
     if (u == NULL) {
         r->next = NULL;
         r->prev = M.posted_tail;
@@ -134,12 +161,53 @@ void rt_match_post(struct hint_request_s *r)
             M.posted_head = r;
         M.posted_tail = r;
         M.nposted++;
+        r->posted = true;
         return;
     }
-    const struct rt_transport *tp = u->tp;
-    void *msg = u->msg;
-    int src = u->src;
-    u->next = M.free;
-    M.free = u;
-    tp->deliver(r, src, msg);
+    deliver_entry(u, r);
+}
+
+struct hint_message_s *rt_match_peek(uint32_t ctx, int src, int tag)
+{
+    return find_unexpected(src, tag, ctx, false);
+}
+
+struct hint_message_s *rt_match_take(uint32_t ctx, int src, int tag)
+{
+    struct hint_message_s *u = find_unexpected(src, tag, ctx, true);
+    if (u) {
+        u->next = NULL;
+        u->taken = true;
+    }
+    return u;
+}
+
+size_t rt_match_bytes(const struct hint_message_s *m)
+{
+    return m->tp->msg_bytes ? m->tp->msg_bytes(m->msg) : 0;
+}
+
+bool rt_match_message_live(const struct hint_message_s *m)
+{
+    for (const struct pool_block *b = M.blocks; b; b = b->next) {
+        uintptr_t first = (uintptr_t)b->entries, p = (uintptr_t)m;
+        if (p >= first && p < first + b->n * sizeof(struct hint_message_s) && (p - first) % sizeof(struct hint_message_s) == 0)
+            return m->taken;
+    }
+    return false;
+}
+
+void rt_match_deliver_taken(struct hint_message_s *m, struct hint_request_s *r)
+{
+    m->taken = false;
+    m->group = NULL;
+    deliver_entry(m, r);
+}
+
+bool rt_match_cancel(struct hint_request_s *r)
+{
+    if (!r->posted)
+        return false;
+    posted_remove(r);
+    return true;
 }

@@ -9,16 +9,62 @@
 #include "runtime/registry.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 
 /* Freed requests are kept for reuse; the pool only grows to the most requests ever in flight.
    Every request ever allocated stays in the registry until the pool is freed at finalize, so a
    check may read its magic (0 once released) without ever touching freed memory, and sends and
    receives pay no registry update. */
 static struct hint_request_s *pool;
+/* Requests given up by hint_request_free before they completed, linked through `detached`. */
+static struct hint_request_s *detached;
+
+/* Release the detached requests that have completed; the others stay on the list. */
+static void reclaim_detached(void)
+{
+    for (struct hint_request_s **p = &detached; *p;) {
+        struct hint_request_s *r = *p;
+        if (!rq_done(r)) {
+            p = &r->detached;
+            continue;
+        }
+        *p = r->detached;
+        dt_release(r->type);
+        rq_release(r);
+    }
+}
+
+void rq_detach(struct hint_request_s *r)
+{
+    r->detached = detached;
+    detached = r;
+}
+
+/* Every detached request has completed, or the deadline (ns, CLOCK_MONOTONIC) passed. */
+static bool detached_settled(void *arg)
+{
+    for (struct hint_request_s *r = detached; r; r = r->detached)
+        if (!rq_done(r))
+            return trace_now_ns() > *(long *)arg;
+    return true;
+}
+
+void rq_settle_detached(void)
+{
+    if (detached == NULL)
+        return;
+    long deadline = trace_now_ns() + 1000L * 1000 * 1000;
+    rt_wait_until(detached_settled, &deadline);
+    reclaim_detached();
+}
 
 struct hint_request_s *rq_alloc(void)
 {
     struct hint_request_s *r = pool;
+    if (r == NULL && detached) { /* only when the pool is dry: the fast path stays one load */
+        reclaim_detached();
+        r = pool;
+    }
     if (r) {
         pool = r->next;
     } else {
@@ -43,6 +89,10 @@ void rq_release(struct hint_request_s *r)
 
 void rq_pool_fini(void)
 {
+    /* Still in flight at finalize: the transports are gone, so nothing completes them now. */
+    for (struct hint_request_s *r = detached; r; r = r->detached)
+        r->complete = true;
+    reclaim_detached();
     while (pool) {
         struct hint_request_s *r = pool;
         pool = r->next;

@@ -31,6 +31,14 @@ struct hint_request_s {
     uint32_t ctx;          /* context id of the group */
     hint_group group;      /* to express the status source in the group's ranks */
     hint_status status;    /* source is a world rank until completion */
+    bool sync;             /* send: complete only once a receive matched it (hint_ssend); every
+                              transport honours it */
+    bool posted;           /* receive: on match.c's posted list, so hint_cancel may still take it */
+    bool persistent;       /* made by hint_send_init / hint_recv_init: lives across starts */
+    bool active;           /* persistent: started and not yet completed by a wait or test */
+    int prank;             /* persistent: the destination / source as given (a rank of group) */
+    struct hint_request_s *detached; /* freed by hint_request_free while in flight: request.c's list */
+    /* transport: from here to the end, zeroed by rq_alloc and again by every hint_start */
     struct hint_request_s *next, *prev; /* transport: in one of its lists */
     /* transport: protocol state */
     uint64_t msgid;        /* rendezvous id of a large send/receive */
@@ -43,6 +51,13 @@ struct hint_request_s {
 /* A request from the per-rank pool (no malloc on the hot path). */
 struct hint_request_s *rq_alloc(void);
 void rq_release(struct hint_request_s *r);
+/* hint_request_free of a request still in flight: released once it has completed, when the
+   pool next runs dry (or at finalize), since nobody will wait for it. */
+void rq_detach(struct hint_request_s *r);
+/* At finalize: progress until the detached requests have completed (a send whose data the
+   receiver took may still wait for this rank's progress to see it), for at most a second; what
+   is left is finalize's "never completed" report. */
+void rq_settle_detached(void);
 void rq_pool_fini(void);
 /* HINT_SUCCESS when r is a request in flight (not HINT_REQUEST_NULL, not completed and released
    already, not a pointer to anything else); else HINT_ERR_REQUEST, with a message. */
@@ -70,6 +85,16 @@ static inline void rq_unpack(struct hint_request_s *r, size_t off, const void *s
 
 /* The transport calls this once r's data has fully moved (status and error filled in). */
 static inline void rq_complete(struct hint_request_s *r) { r->complete = true; }
+
+/* Whether r has completed: the one test behind every wait and test call (an inactive persistent
+   request counts as completed), so a kind of request that completes some other way hooks in here. */
+static inline bool rq_done(struct hint_request_s *r) { return r->complete; }
+
+/* MPI's "null or inactive" request: waits and tests skip it and report an empty status. */
+static inline bool rq_inactive(const struct hint_request_s *r)
+{
+    return r == NULL || (r->persistent && !r->active);
+}
 
 /* Drive every transport once; cheap when nothing happened. Inline, with the started transports'
    progress hooks in one array (runtime/transport.c): the innermost wait loop makes one indirect

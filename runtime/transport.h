@@ -50,6 +50,9 @@ struct rt_transport {
     void (*progress)(void);
     /* Requests it holds that have not completed (finalize's leak report). */
     int (*pending)(void);
+    /* Optional: packed bytes of the message whose handle it gave rt_match_arrival (the status of
+       hint_probe and hint_mprobe); without it a probe reports 0 bytes. */
+    size_t (*msg_bytes)(const void *msg);
     /* RT_TP_SLEEP only. wait_seq: a number that changes with events for this rank, read
        before the last progress pass; sleep: return once it differs from seen, done(arg) holds,
        an event it does not count arrived (the transport checks those itself after announcing

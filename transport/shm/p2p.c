@@ -227,9 +227,11 @@ static bool push_first(struct hint_request_s *r)
         return false;
     struct shm_cell *cell = cell_at(ch, (uint32_t)idx);
     uint32_t payload = S.node->hdr->payload;
-    bool eager = r->bytes <= payload;
-    int path = eager ? SHM_PATH_BOUNCE : choose_path(r);
-    size_t len = eager ? r->bytes : path == SHM_PATH_BOUNCE ? payload : 0;
+    /* A synchronous send (hint_ssend) that fits one cell rides in a rendezvous header instead:
+       it completes when the receiver matched it and handed the header back as DONE. */
+    bool fits = r->bytes <= payload, eager = fits && !r->sync;
+    int path = fits ? SHM_PATH_BOUNCE : choose_path(r);
+    size_t len = path == SHM_PATH_BOUNCE ? (fits ? r->bytes : payload) : 0;
     cell->kind = eager ? SHM_EAGER : SHM_RTS;
     cell->ctx = r->ctx;
     cell->tag = r->tag;
@@ -436,6 +438,11 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
         finish_recv(r);
         return;
     }
+    if (cell->path == SHM_PATH_BOUNCE && r->off >= r->total) { /* a synchronous send's whole message */
+        release_cell(src, cell, SHM_CELL_DONE);
+        finish_recv(r);
+        return;
+    }
     r->msgid = cell->rdv.msgid;
     r->peer = src + S.world0;
     list_push(&S.active, r);
@@ -482,6 +489,8 @@ static void ring_senders(void)
             shm_ring(S.node, s);
         }
 }
+
+size_t shm_msg_bytes(const void *msg) { return cell_total(msg); }
 
 void shm_deliver(struct hint_request_s *r, int src, void *msg)
 {

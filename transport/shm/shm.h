@@ -20,6 +20,7 @@ void shm_p2p_fini(void);
 void shm_isend(struct hint_request_s *r);
 /* Move a message matching paired with receive r (msg: its first cell). */
 void shm_deliver(struct hint_request_s *r, int src, void *msg);
+size_t shm_msg_bytes(const void *msg); /* an unexpected message's bytes (probe) */
 void shm_progress(void);
 /* Whether a progress pass would find something that rang no bell: a message in the cell its
    receiver looks at first, or a free cell for a send waiting for one. Read after `sleeping` is

@@ -72,6 +72,7 @@ const struct rt_transport shm_transport = {
     .deliver = shm_deliver,
     .progress = shm_progress,
     .pending = shm_pending,
+    .msg_bytes = shm_msg_bytes,
     .wait_seq = shm_wait_seq,
     .sleep = shm_sleep_hook,
     .wake = shm_wake_hook,
