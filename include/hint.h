@@ -4,8 +4,8 @@
  * Shapes follow MPI's so HPC users feel at home, with size_t counts and int status returns.
  * Every function returns HINT_SUCCESS (0) or a HINT_ERR_* code (> 0) that hint_strerror()
  * explains. Calls made before hint_init() or after hint_finalize() return
- * HINT_ERR_NOT_INITIALIZED. The runtime is single-threaded per rank (like MPI_THREAD_FUNNELED):
- * make hint calls from one thread at a time.
+ * HINT_ERR_NOT_INITIALIZED. Threads: HINT_THREAD_SERIALIZED (see hint_init_thread): any thread
+ * of a rank may call, one call at a time, the program ordering the calls (say, with a mutex).
  */
 #ifndef HINT_H
 #define HINT_H
@@ -67,6 +67,17 @@ HINT_API int hint_finalized(int *flag);
 HINT_API void hint_abort(int code);              /* ends every rank of the job */
 HINT_API double hint_wtime(void);                /* seconds, monotonic */
 HINT_API double hint_wtick(void);
+/* Thread levels as MPI's. hint provides HINT_THREAD_SERIALIZED whatever is required: the runtime
+   takes no locks, and keeps no state tied to the thread that calls it, so calls from several
+   threads are safe when the program makes them one at a time (a mutex around them is enough). */
+enum { HINT_THREAD_SINGLE = 0, HINT_THREAD_FUNNELED = 1, HINT_THREAD_SERIALIZED = 2, HINT_THREAD_MULTIPLE = 3 };
+HINT_API int hint_init_thread(int *argc, char ***argv, int required, int *provided);
+HINT_API int hint_query_thread(int *provided);
+HINT_API int hint_is_thread_main(int *flag); /* 1 in the thread that called hint_init(_thread) */
+/* the library's version at run time (HINT_VERSION_* are the header's, at compile time) */
+HINT_API int hint_get_version(int *major, int *minor, int *patch);
+#define HINT_MAX_PROCESSOR_NAME 256
+HINT_API int hint_get_processor_name(char name[HINT_MAX_PROCESSOR_NAME], int *len); /* host name */
 
 /* ---- groups ---- */
 typedef struct hint_group_s *hint_group;
@@ -88,6 +99,13 @@ HINT_API int hint_group_dup(hint_group g, hint_group *out);
 HINT_API int hint_group_free(hint_group *g); /* sets *g to HINT_GROUP_NULL; the world cannot be freed */
 /* ranks of a in b's numbering; HINT_UNDEFINED where a rank is not in b */
 HINT_API int hint_group_translate(hint_group a, int n, const int ranks_a[], hint_group b, int ranks_b[]);
+/* Error handlers, per group: what a call on g does when it fails. HINT_ERRORS_RETURN (the default,
+   or HINT_ERRORS=return): it returns the code. HINT_ERRORS_ARE_FATAL (HINT_ERRORS=fatal): it prints
+   the call, the group, the rank and the message and ends the job (hint_abort with the code). A new
+   group takes its parent's handler; calls without a group (wait, test, datatypes) use the world's. */
+enum { HINT_ERRORS_ARE_FATAL = 1, HINT_ERRORS_RETURN = 2 };
+HINT_API int hint_group_set_errhandler(hint_group g, int handler);
+HINT_API int hint_group_get_errhandler(hint_group g, int *handler);
 
 /* ---- datatypes ---- */
 typedef struct hint_type_s *hint_type;
@@ -273,6 +291,18 @@ HINT_API int hint_graph_create_adjacent(hint_group g, int indegree, const int so
                                         const int dests[], int reorder, hint_group *out);
 HINT_API int hint_neighbors_count(hint_group g, int *indegree, int *outdegree);
 HINT_API int hint_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests[]);
+/* HINT_CART, HINT_DIST_GRAPH, or HINT_UNDEFINED for a group without a virtual topology (hint's graphs
+   are all distributed ones: HINT_GRAPH, MPI_Graph_create's kind, is never returned) */
+enum { HINT_CART = 1, HINT_GRAPH = 2, HINT_DIST_GRAPH = 3 };
+HINT_API int hint_topo_test(hint_group g, int *kind);
+HINT_API int hint_cartdim_get(hint_group g, int *ndims);
+HINT_API int hint_cart_get(hint_group g, int maxdims, int dims[], int periods[], int coords[]);
+/* collective over g: the sub-grid of the dimensions whose remain_dims[d] != 0, a cart itself */
+HINT_API int hint_cart_sub(hint_group g, const int remain_dims[], hint_group *out);
+/* a distributed graph's lists, as MPI_Dist_graph_neighbors(_count) without weights
+   (HINT_ERR_TOPOLOGY on a cart) */
+HINT_API int hint_graph_neighbors_count(hint_group g, int *indegree, int *outdegree);
+HINT_API int hint_graph_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests[]);
 HINT_API int hint_neighbor_allgather(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
                                      hint_group g);
 HINT_API int hint_neighbor_alltoall(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,

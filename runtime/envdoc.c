@@ -74,6 +74,9 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: each rank prints at finalize how many messages took each path"},
 
+    {.name = "HINT_ERRORS", .kind = RT_ENV_ENUM, .dflt = "return", .choices = NAMES("return", "fatal"),
+     .meaning = "what a failed call does on a group whose handler was not set (hint_group_set_errhandler): return "
+                "(its status code) or fatal (print the call, group, rank and message, end the job with the code)"},
     {.name = "HINT_HANG_TIMEOUT", .kind = RT_ENV_SECONDS, .dflt = "0", .min = 0, .max = 1000000,
      .meaning = "a rank that waits longer than this many seconds in one wait prints one line saying what it waits "
                 "in: operation, group, call number, algorithm and for which rank(s) (docs/RUNTIME.md); 0: off"},

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "runtime/runtime.h"
 
@@ -47,5 +48,10 @@ void rt_log(const char *subsys, const char *func, const char *fmt, ...)
     va_end(ap);
     /* One write per line so lines of different ranks never interleave. */
     /* rt.boot is filled in before anything can fail after boot_init */
-    fprintf(stderr, "hint[rank %d] %s: %s: %s\n", rt.boot.size > 0 ? rt.boot.rank : -1, subsys, func, msg);
+    /* a public call's body is hint_X__impl (runtime/gen_api_wrap.py): name it as users call it */
+    size_t flen = strlen(func);
+    if (flen > 6 && strcmp(func + flen - 6, "__impl") == 0)
+        flen -= 6;
+    fprintf(stderr, "hint[rank %d] %s: %.*s: %s\n", rt.boot.size > 0 ? rt.boot.rank : -1, subsys, (int)flen, func,
+            msg);
 }

@@ -10,6 +10,7 @@
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/thread.h"
 #include "runtime/trace.h"
 #include "runtime/transport.h"
 
@@ -58,6 +59,7 @@ int hint_init(int *argc, char ***argv)
     CHECK_GOTO(start_parts(), fail);
     CHECK_GOTO(grp_world_create(&rt.world), fail);
     rt_wait_init();
+    rt_thread_note_main();
     rt.state = RT_RUNNING;
     return HINT_SUCCESS;
 fail:

@@ -341,3 +341,120 @@ static int vtopo_copy(hint_group from, hint_group to, void *p)
     attach(to, c);
     return HINT_SUCCESS;
 }
+
+/* ---- queries and sub-grids (MPI_Topo_test, MPI_Cart_get, MPI_Cart_sub, MPI_Dist_graph_neighbors) ---- */
+
+int hint_topo_test(hint_group g, int *kind)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    if (kind == NULL)
+        return HINT_ERR_ARG;
+    const struct vtopo *t = vtopo_of(g);
+    /* hint's graphs are all distributed (each rank gives its own lists): never HINT_GRAPH */
+    *kind = t == NULL ? HINT_UNDEFINED : t->cart ? HINT_CART : HINT_DIST_GRAPH;
+    return HINT_SUCCESS;
+}
+
+int hint_cartdim_get(hint_group g, int *ndims)
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (ndims == NULL)
+        return HINT_ERR_ARG;
+    *ndims = t->ndims;
+    return HINT_SUCCESS;
+}
+
+int hint_cart_get(hint_group g, int maxdims, int dims[], int periods[], int coords[])
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (maxdims < t->ndims || (t->ndims > 0 && (dims == NULL || periods == NULL || coords == NULL)))
+        return HINT_ERR_ARG;
+    for (int d = 0; d < t->ndims; d++) {
+        dims[d] = t->dims[d];
+        periods[d] = t->periods[d];
+        coords[d] = t->coords[d];
+    }
+    return HINT_SUCCESS;
+}
+
+/* The sub-grid this rank falls in: its index over the dimensions dropped (row-major, so the
+   colour is the same on the ranks that share those coordinates), and the kept dims/periods. */
+static int sub_grid(const struct vtopo *t, const int remain[], int dims[], int periods[], int *nkept)
+{
+    int color = 0;
+    *nkept = 0;
+    for (int d = 0; d < t->ndims; d++) {
+        if (remain[d]) {
+            dims[*nkept] = t->dims[d];
+            periods[(*nkept)++] = t->periods[d];
+        } else
+            color = color * t->dims[d] + t->coords[d];
+    }
+    return color;
+}
+
+/* Collective over g. The ranks of one sub-grid keep g's order, which is row-major over the kept
+   coordinates, so the sub-group's own row-major numbering is that order and its coordinates
+   are the kept ones. */
+int hint_cart_sub(hint_group g, const int remain_dims[], hint_group *out)
+{
+    const struct vtopo *t;
+    int st = cart_of(g, &t);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (out == NULL || (t->ndims > 0 && remain_dims == NULL))
+        return HINT_ERR_ARG;
+    size_t n = (size_t)(t->ndims > 0 ? t->ndims : 1);
+    int *dims = malloc(2 * n * sizeof *dims), nkept;
+    if (dims == NULL)
+        return HINT_ERR_NOMEM; /* before any message: a rank short of memory fails alone */
+    int *periods = dims + n;
+    int color = sub_grid(t, remain_dims, dims, periods, &nkept);
+    CHECK_GOTO(hint_group_split(g, color, g->rank, out), out);
+    struct vtopo *sub = cart_new(nkept, dims, periods, (*out)->rank);
+    if (sub == NULL) {
+        hint_group_free(out);
+        st = HINT_ERR_NOMEM;
+        goto out;
+    }
+    attach(*out, sub);
+out:
+    free(dims);
+    return st;
+}
+
+/* A distributed graph's lists: HINT_ERR_TOPOLOGY on a cart or a group without a topology. */
+static int graph_of(hint_group g, struct vtopo_lists *l)
+{
+    RT_CHECK_INIT();
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    int st = vtopo_lists(g, l);
+    return st == HINT_SUCCESS && l->cart ? HINT_ERR_TOPOLOGY : st;
+}
+
+int hint_graph_neighbors_count(hint_group g, int *indegree, int *outdegree)
+{
+    struct vtopo_lists l;
+    int st = graph_of(g, &l);
+    if (st != HINT_SUCCESS)
+        return st;
+    return hint_neighbors_count(g, indegree, outdegree);
+}
+
+int hint_graph_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests[])
+{
+    struct vtopo_lists l;
+    int st = graph_of(g, &l);
+    if (st != HINT_SUCCESS)
+        return st;
+    return hint_neighbors(g, maxin, sources, maxout, dests);
+}
