@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/sched.h"
 #include "datatype/datatype.h"
 #include "runtime/runtime.h"
 #include "topology/vtopo.h"
@@ -96,10 +97,36 @@ static int check_root(const struct coll_args *a, int root)
     return root < 0 || root >= a->size ? HINT_ERR_ROOT : HINT_SUCCESS;
 }
 
+/* A nonblocking call (hint_i*, at the end of this file) in progress: the blocking call's checks
+   run as they are, then run() starts a schedule (collectives/sched.h) instead of an algorithm.
+   nbc_stash: an in-place copy the checked arguments point into, which the schedule then owns. */
+static hint_request *nbc_req;
+static void *nbc_stash;
+
+/* In a nonblocking call, the in-place copy goes to the schedule (NULL back: not the caller's to
+   free); in a blocking one it stays the caller's. */
+static void *nbc_keep(void *copy)
+{
+    if (nbc_req == NULL)
+        return copy;
+    nbc_stash = copy;
+    return NULL;
+}
+
+static int nbc_run(const struct coll_args *a, bool is_trivial)
+{
+    void *stash = nbc_stash;
+    nbc_stash = NULL;
+    /* no HINT_COLL_CHECK exchange: it would block, and a nonblocking call must not */
+    return nbc_start(a, is_trivial, stash, nbc_req);
+}
+
 static int run(struct coll_args *a, bool is_trivial)
 {
     int st = HINT_SUCCESS;
     take_tag(a);
+    if (nbc_req)
+        return nbc_run(a, is_trivial);
     if (a->size > 1 && coll_check_enabled())
         CHECK_GOTO(coll_check_call(a), out);
     if (is_trivial) {
@@ -238,6 +265,7 @@ int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t
             from = copy;
         }
         s = from;
+        copy = nbc_keep(copy);
     }
     CHECK_GOTO(check_buf(s, a.block), out);
     a.sbuf = s;
@@ -387,6 +415,7 @@ int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, h
             from = copy;
         }
         s = from;
+        copy = nbc_keep(copy);
     }
     a.sbuf = in_place && a.size == 1 ? r : s;
     a.rbuf = r;
@@ -589,6 +618,7 @@ int hint_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[]
         /* as MPI: the receive layout describes the send side too */
         CHECK_GOTO(refuse_if(r == NULL, HINT_ERR_BUFFER), out);
         CHECK_GOTO(copy_v_side(rb, &rv, rcounts, rt_, a.size, &copy, &sb), out);
+        copy = nbc_keep(copy);
         scounts = rcounts;
         sdispls = rdispls;
         st_ = rt_;
@@ -736,4 +766,129 @@ int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t 
     return run(&a, false);
 out:
     return st;
+}
+
+/* ---- nonblocking collectives: the blocking call's checks, then a schedule (run() above) ---- */
+
+static int nbc_begin(hint_request *req)
+{
+    RT_CHECK_INIT();
+    if (req == NULL)
+        return HINT_ERR_ARG;
+    *req = HINT_REQUEST_NULL;
+    nbc_req = req;
+    return HINT_SUCCESS;
+}
+
+/* After the blocking call's body: back to blocking, and the stash freed if no schedule took it
+   (a check failed after the in-place copy was made). */
+static int nbc_end(int st)
+{
+    nbc_req = NULL;
+    free(nbc_stash);
+    nbc_stash = NULL;
+    return st;
+}
+
+#define NBC_CALL(req, call)                                                                      \
+    do {                                                                                         \
+        int nbc_st_ = nbc_begin(req);                                                            \
+        return nbc_st_ != HINT_SUCCESS ? nbc_st_ : nbc_end(call);                                \
+    } while (0)
+
+int hint_ibarrier(hint_group g, hint_request *req) { NBC_CALL(req, hint_barrier(g)); }
+
+int hint_ibcast(void *buf, size_t count, hint_type t, int root, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_bcast(buf, count, t, root, g));
+}
+
+int hint_ireduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g,
+                 hint_request *req)
+{
+    NBC_CALL(req, hint_reduce(s, r, count, t, op, root, g));
+}
+
+int hint_iallreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_allreduce(s, r, count, t, op, g));
+}
+
+int hint_ireduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g,
+                               hint_request *req)
+{
+    NBC_CALL(req, hint_reduce_scatter_block(s, r, rcount, t, op, g));
+}
+
+int hint_igather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g,
+                 hint_request *req)
+{
+    NBC_CALL(req, hint_gather(s, sc, st_, r, rc, rt_, root, g));
+}
+
+int hint_iscatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g,
+                  hint_request *req)
+{
+    NBC_CALL(req, hint_scatter(s, sc, st_, r, rc, rt_, root, g));
+}
+
+int hint_iallgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g,
+                    hint_request *req)
+{
+    NBC_CALL(req, hint_allgather(s, sc, st_, r, rc, rt_, g));
+}
+
+int hint_ialltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g,
+                   hint_request *req)
+{
+    NBC_CALL(req, hint_alltoall(s, sc, st_, r, rc, rt_, g));
+}
+
+int hint_igatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[], const size_t rdispls[],
+                  hint_type rt_, int root, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_gatherv(s, sc, st_, r, rcounts, rdispls, rt_, root, g));
+}
+
+int hint_iscatterv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r, size_t rc,
+                   hint_type rt_, int root, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_scatterv(s, scounts, sdispls, st_, r, rc, rt_, root, g));
+}
+
+int hint_iallgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[],
+                     const size_t rdispls[], hint_type rt_, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_allgatherv(s, sc, st_, r, rcounts, rdispls, rt_, g));
+}
+
+int hint_ialltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_, void *r,
+                    const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g));
+}
+
+int hint_ineighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                             hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_neighbor_allgather(s, sc, st_, r, rc, rt_, g));
+}
+
+int hint_ineighbor_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                            hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_neighbor_alltoall(s, sc, st_, r, rc, rt_, g));
+}
+
+int hint_ineighbor_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[],
+                              const size_t rdispls[], hint_type rt_, hint_group g, hint_request *req)
+{
+    NBC_CALL(req, hint_neighbor_allgatherv(s, sc, st_, r, rcounts, rdispls, rt_, g));
+}
+
+int hint_ineighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st_,
+                             void *r, const size_t rcounts[], const size_t rdispls[], hint_type rt_, hint_group g,
+                             hint_request *req)
+{
+    NBC_CALL(req, hint_neighbor_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g));
 }

@@ -14,7 +14,7 @@
 
 #define RQ_MAGIC 0x72657175u
 
-enum rq_kind { RQ_SEND = 1, RQ_RECV = 2 };
+enum rq_kind { RQ_SEND = 1, RQ_RECV = 2, RQ_COLL = 3 /* a nonblocking collective (collectives/sched.c) */ };
 
 struct hint_request_s {
     uint32_t magic;

@@ -105,6 +105,27 @@ void rt_transports_stop(void)
 
 const struct rt_transport *rt_sleeper(void) { return T.sleeper; }
 
+int rt_progress_hook_add(void (*hook)(void))
+{
+    if (rt_progress_list.n == (int)(sizeof rt_progress_list.hook / sizeof rt_progress_list.hook[0]))
+        return HINT_ERR_INTERNAL;
+    rt_progress_list.hook[rt_progress_list.n++] = hook;
+    return HINT_SUCCESS;
+}
+
+/* Safe from inside rt_progress's loop when the hook is the last one (added after the transports). */
+void rt_progress_hook_remove(void (*hook)(void))
+{
+    for (int i = 0; i < rt_progress_list.n; i++) {
+        if (rt_progress_list.hook[i] != hook)
+            continue;
+        for (int j = i + 1; j < rt_progress_list.n; j++)
+            rt_progress_list.hook[j - 1] = rt_progress_list.hook[j];
+        rt_progress_list.n--;
+        return;
+    }
+}
+
 int rt_pending(void)
 {
     int n = rt_match_posted();

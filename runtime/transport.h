@@ -95,6 +95,11 @@ static inline const struct rt_transport *rt_transport_of(int w) { return rt_of_w
 /* Requests in flight in every transport and receives still waiting to be matched. */
 int rt_pending(void);
 const struct rt_transport *rt_sleeper(void);
+/* A layer above adds a progress hook to rt_progress while it has work in flight (the collectives'
+   nonblocking schedules) and removes it when idle, so waits pay for it only then. Add:
+   HINT_ERR_INTERNAL when every slot is taken. */
+int rt_progress_hook_add(void (*hook)(void));
+void rt_progress_hook_remove(void (*hook)(void));
 /* Ask the started transports that are not the sleeper whether this rank may sleep, and how long
    (sleep_arm's answer, the most restrictive of them): -1 poll again, 0 no bound, N > 0 ns. */
 long rt_sleep_arm(void);

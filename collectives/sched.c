@@ -1,0 +1,348 @@
+/*
+ * collectives/sched.c — the schedule engine of the nonblocking collectives (sched.h): steps in
+ * rounds, posted and advanced from rt_progress, and the request that completes with them.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "collectives/sched.h"
+#include "datatype/datatype.h"
+#include "runtime/p2p.h"
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "runtime/transport.h"
+
+enum step_kind { SC_SEND, SC_RECV, SC_COPY, SC_REDUCE, SC_ROUND };
+
+struct step {
+    uint8_t kind;          /* enum step_kind */
+    int peer;              /* send, receive: a rank of the group */
+    const void *src;       /* send: the data; copy, reduce: the input */
+    void *dst;             /* receive: where it lands; copy: the output; reduce: inout */
+    size_t scount, dcount; /* elements of st / dt (bytes when the type is NULL); reduce: scount */
+    hint_type st, dt;      /* held (dt_retain) until the schedule is freed */
+};
+
+struct sched {
+    struct step *steps;
+    int n, cap;
+    int pc;                /* the next step to run */
+    hint_request *rq;      /* the current round's requests, nrq of them (room for the largest round) */
+    size_t nrq;
+    void **owned;          /* scratch freed with the schedule */
+    int nowned, ownedcap;
+    hint_group g;
+    int tag;
+    hint_op op;
+    int basic;
+    int err;               /* the first error; once set, no further step is posted */
+    struct hint_request_s *req;
+    struct sched *next, *prev; /* in the list of schedules in flight */
+};
+
+static struct sched *active;
+static bool progressing; /* sched_progress_all is running: no nested pass */
+
+struct sched *sched_new(const struct coll_args *a)
+{
+    struct sched *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->g = a->g;
+    s->tag = a->tag;
+    s->op = a->op;
+    s->basic = a->basic;
+    return s;
+}
+
+static void fail(struct sched *s, int st)
+{
+    if (s->err == HINT_SUCCESS)
+        s->err = st;
+}
+
+void sched_adopt(struct sched *s, void *p)
+{
+    if (p == NULL)
+        return;
+    if (s->nowned == s->ownedcap) {
+        int cap = s->ownedcap ? 2 * s->ownedcap : 4;
+        void **o = realloc(s->owned, (size_t)cap * sizeof *o);
+        if (o == NULL) {
+            free(p);
+            fail(s, HINT_ERR_NOMEM);
+            return;
+        }
+        s->owned = o;
+        s->ownedcap = cap;
+    }
+    s->owned[s->nowned++] = p;
+}
+
+void *sched_scratch(struct sched *s, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    void *p = malloc(n);
+    if (p == NULL) {
+        fail(s, HINT_ERR_NOMEM);
+        return NULL;
+    }
+    sched_adopt(s, p);
+    return s->err == HINT_SUCCESS ? p : NULL;
+}
+
+static void add(struct sched *s, struct step st)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        struct step *n = realloc(s->steps, (size_t)cap * sizeof *n);
+        if (n == NULL) {
+            fail(s, HINT_ERR_NOMEM);
+            return;
+        }
+        s->steps = n;
+        s->cap = cap;
+    }
+    dt_retain(st.st); /* the caller may free a derived type before the wait */
+    dt_retain(st.dt);
+    s->steps[s->n++] = st;
+}
+
+void sched_send(struct sched *s, const void *buf, size_t count, hint_type t, int peer)
+{
+    add(s, (struct step){.kind = SC_SEND, .peer = peer, .src = buf, .scount = count, .st = t});
+}
+
+void sched_recv(struct sched *s, void *buf, size_t count, hint_type t, int peer)
+{
+    add(s, (struct step){.kind = SC_RECV, .peer = peer, .dst = buf, .dcount = count, .dt = t});
+}
+
+void sched_copy(struct sched *s, const void *src, size_t scount, hint_type st, void *dst, size_t dcount, hint_type dt)
+{
+    if (src == dst && st == dt && scount == dcount)
+        return;
+    add(s, (struct step){.kind = SC_COPY, .src = src, .dst = dst, .scount = scount, .dcount = dcount, .st = st,
+                         .dt = dt});
+}
+
+void sched_reduce(struct sched *s, const void *in, void *inout, size_t count)
+{
+    add(s, (struct step){.kind = SC_REDUCE, .src = in, .dst = inout, .scount = count});
+}
+
+void sched_round(struct sched *s) { add(s, (struct step){.kind = SC_ROUND}); }
+
+static void sched_free(struct sched *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        dt_release(s->steps[i].st);
+        dt_release(s->steps[i].dt);
+    }
+    for (int i = 0; i < s->nowned; i++)
+        free(s->owned[i]);
+    free(s->owned);
+    free(s->steps);
+    free(s->rq);
+    free(s);
+}
+
+/* ---- running ---- */
+
+static hint_type or_bytes(hint_type t) { return t ? t : HINT_BYTE; }
+
+static void run_copy(struct sched *s, const struct step *p)
+{
+    size_t bytes;
+    if (p->st == NULL && p->dt == NULL) {
+        copy_bytes(p->dst, p->src, p->scount);
+        return;
+    }
+    int st = dt_copy_typed(p->src, p->scount, or_bytes(p->st), p->dst, p->dcount, or_bytes(p->dt), &bytes);
+    if (st != HINT_SUCCESS)
+        fail(s, st);
+}
+
+static void run_step(struct sched *s, const struct step *p)
+{
+    uint32_t ctx = s->g->ctx + 1;
+    int st = HINT_SUCCESS;
+    switch (p->kind) {
+    case SC_SEND:
+        st = p2p_isend(p->src, p->scount, or_bytes(p->st), p->peer, s->tag, s->g, ctx, &s->rq[s->nrq]);
+        s->nrq += st == HINT_SUCCESS;
+        break;
+    case SC_RECV:
+        st = p2p_irecv(p->dst, p->dcount, or_bytes(p->dt), p->peer, s->tag, s->g, ctx, &s->rq[s->nrq]);
+        s->nrq += st == HINT_SUCCESS;
+        break;
+    case SC_COPY: run_copy(s, p); break;
+    case SC_REDUCE: op_reduce(s->op, s->basic, p->src, p->dst, p->scount); break;
+    default: break;
+    }
+    if (st != HINT_SUCCESS)
+        fail(s, st);
+}
+
+/* Runs the steps of the next round: local ones now, sends and receives posted. After an error
+   nothing more is posted (the requests already in flight still complete). */
+static void run_round(struct sched *s)
+{
+    while (s->pc < s->n && s->err == HINT_SUCCESS) {
+        const struct step *p = &s->steps[s->pc++];
+        if (p->kind == SC_ROUND)
+            return;
+        run_step(s, p);
+    }
+    s->pc = s->n;
+}
+
+/* Gives back a completed internal request: its error, its hold on the type, its slot. Not
+   p2p_wait, which would reset the wait record of the wait this pass runs inside. */
+static int retire(struct hint_request_s *r)
+{
+    int err = r->status.error;
+    dt_release(r->type);
+    rq_release(r);
+    return err;
+}
+
+/* True when every request of the round has completed (then they are given back). */
+static bool round_complete(struct sched *s)
+{
+    for (size_t i = 0; i < s->nrq; i++)
+        if (!rq_done(s->rq[i]))
+            return false;
+    for (size_t i = 0; i < s->nrq; i++) {
+        int err = retire(s->rq[i]);
+        if (err != HINT_SUCCESS)
+            fail(s, err);
+    }
+    s->nrq = 0;
+    return true;
+}
+
+/* Advances s as far as it goes now; true once it has finished. */
+static bool advance(struct sched *s)
+{
+    while (round_complete(s)) {
+        if (s->pc == s->n)
+            return true;
+        run_round(s);
+    }
+    return false;
+}
+
+static void unlink_active(struct sched *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        active = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+}
+
+static void finish(struct sched *s)
+{
+    s->req->status.error = s->err;
+    rq_complete(s->req);
+    sched_free(s);
+}
+
+void sched_progress_all(void)
+{
+    if (progressing)
+        return;
+    progressing = true;
+    for (struct sched *s = active, *next; s; s = next) {
+        next = s->next;
+        if (advance(s)) {
+            unlink_active(s);
+            finish(s);
+        }
+    }
+    if (active == NULL)
+        rt_progress_hook_remove(sched_progress_all);
+    progressing = false;
+}
+
+int sched_pending(void)
+{
+    int n = 0;
+    for (struct sched *s = active; s; s = s->next)
+        n++;
+    return n;
+}
+
+/* Room for the requests of the largest round. */
+static int size_rounds(struct sched *s)
+{
+    size_t most = 0, here = 0;
+    for (int i = 0; i <= s->n; i++) {
+        if (i == s->n || s->steps[i].kind == SC_ROUND) {
+            most = here > most ? here : most;
+            here = 0;
+        } else {
+            here += s->steps[i].kind == SC_SEND || s->steps[i].kind == SC_RECV;
+        }
+    }
+    s->rq = calloc(most ? most : 1, sizeof *s->rq);
+    return s->rq ? HINT_SUCCESS : HINT_ERR_NOMEM;
+}
+
+static struct hint_request_s *coll_request(hint_group g)
+{
+    struct hint_request_s *r = rq_alloc();
+    if (r == NULL)
+        return NULL;
+    r->kind = RQ_COLL;
+    r->group = g;
+    r->peer = HINT_ANY_SOURCE; /* waits on many ranks (a hang report says "any") */
+    r->tag = HINT_ANY_TAG;
+    r->ctx = g->ctx + 1;
+    r->status = (hint_status){.source = HINT_PROC_NULL, .tag = HINT_ANY_TAG};
+    return r;
+}
+
+static void link_active(struct sched *s)
+{
+    s->prev = NULL;
+    s->next = active;
+    if (active)
+        active->prev = s;
+    active = s;
+}
+
+int sched_start(struct sched *s, hint_request *out)
+{
+    int st = s->err;
+    CHECK_GOTO(st, fail);
+    CHECK_GOTO(size_rounds(s), fail);
+    s->req = coll_request(s->g);
+    CHECK_GOTO(s->req ? HINT_SUCCESS : HINT_ERR_NOMEM, fail);
+    if (s->n > 0 && active == NULL)
+        CHECK_GOTO(rt_progress_hook_add(sched_progress_all), fail);
+    *out = s->req;
+    /* In the list before its first round, and no progress pass of the schedules meanwhile:
+       posting a receive runs rt_progress (match.c), which must neither find the list empty and
+       drop the hook nor advance this schedule from inside its own advance. */
+    link_active(s);
+    bool was = progressing;
+    progressing = true;
+    bool finished = advance(s);
+    progressing = was;
+    if (finished) {
+        unlink_active(s);
+        finish(s);
+    }
+    if (active == NULL)
+        rt_progress_hook_remove(sched_progress_all);
+    return HINT_SUCCESS;
+fail:
+    if (s->req)
+        rq_release(s->req);
+    sched_free(s);
+    return st;
+}
