@@ -199,13 +199,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < iters; i++)
             t[i] = one_call(&b, 0, 0);
         double pure = median(t, iters);
-        long units = (long)(pure * ups);
-        for (int i = 0; i < iters; i++) {
-            double t0 = now();
-            compute(units);
-            t[i] = now() - t0;
+        /* sized to last `pure`: scaled by what it measured until within 10 % (a loaded machine
+           makes the first estimate short) */
+        long units = (long)(pure * ups) + 1;
+        double cpu = 0;
+        for (int round = 0; round < 5; round++) {
+            for (int i = 0; i < iters; i++) {
+                double t0 = now();
+                compute(units);
+                t[i] = now() - t0;
+            }
+            cpu = median(t, iters);
+            if (cpu > 0.9 * pure && cpu < 1.1 * pure)
+                break;
+            units = (long)((double)units * pure / (cpu > 0 ? cpu : pure / 2)) + 1;
         }
-        double cpu = median(t, iters);
         for (int i = 0; i < iters; i++)
             t[i] = one_call(&b, units, tests);
         double total = median(t, iters);
