@@ -111,5 +111,21 @@ int alltoallv_morton(struct coll_args *a);
 int reduce_scatter_block_reduce_scatter(struct coll_args *a);
 int reduce_scatter_block_ring(struct coll_args *a);
 int neighbor_naive(struct coll_args *a);
+/* ---- scan, exscan, reduce_scatter, alltoallw; ops that do not commute ---- */
+int scan_linear(struct coll_args *a);
+int scan_recursive_doubling(struct coll_args *a);
+int exscan_linear(struct coll_args *a);
+int exscan_recursive_doubling(struct coll_args *a);
+/* reduce_scatter: a->block and a->count are the whole vector's, a->rcounts and a->rdispls each
+   rank's part in bytes */
+int reduce_scatter_reduce_scatterv(struct coll_args *a);
+int alltoallw_pairwise(struct coll_args *a);
+int alltoallw_linear(struct coll_args *a);
+/* reduce binomial for an op that does not commute (reduce_rank_order.c): rooted at rank 0,
+   combined in rank order, then handed to the root */
+int reduce_binomial_in_order(struct coll_args *a);
+/* An algorithm whose combining order is not rank order, called with an op that does not
+   commute: records `name` and runs that order-keeping algorithm instead. */
+int coll_noncommutative_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));
 
 #endif

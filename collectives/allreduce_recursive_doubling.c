@@ -2,6 +2,8 @@
  * allreduce recursive_doubling — ranks exchange their whole partial result with partner
  * rank ^ 2^k and combine. For P not a power of two, the first 2*rem ranks pair up first (even
  * ranks hand their data to the odd neighbour and wait for the result), as MPICH does.
+ * Each partial result covers a contiguous range of ranks and is combined in rank order, so ops
+ * that do not commute work too.
  * Cost: (ceil(log2 P) + 2 [non-power-of-two]) * (alpha + n beta + n gamma). Best for small n.
  */
 #include "collectives/algs.h"
@@ -33,7 +35,8 @@ int allreduce_recursive_doubling(struct coll_args *a)
             int np = newrank ^ mask;
             int peer = np < rem ? np * 2 + 1 : np + rem;
             CHECK_GOTO(coll_sendrecv(a->rbuf, a->block, peer, tmp, a->block, peer, a), out);
-            op_reduce(a->op, a->basic, tmp, a->rbuf, a->count);
+            /* the partner's ranks come first when its block of ranks is the lower one */
+            op_reduce_ordered(a->op, a->basic, tmp, a->rbuf, a->count, a->block, np < newrank);
         }
     }
     if (r < 2 * rem) {

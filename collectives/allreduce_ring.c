@@ -2,6 +2,8 @@
  * allreduce ring — reduce-scatter around the ring (P-1 steps, each rank ends with one fully
  * reduced chunk), then allgather around the ring (P-1 steps). Each chunk is combined in one
  * fixed order, so every rank gets bit-identical results. Any P, any count (chunks may be empty).
+ * A chunk's combining starts at the rank of its number and wraps around, so an op that does not
+ * commute runs recursive doubling instead (recorded as such).
  * Cost: 2 (P-1) alpha + 2 (P-1)/P n beta + (P-1)/P n gamma: bandwidth-optimal for large n.
  */
 #include "collectives/algs.h"
@@ -16,6 +18,8 @@ static void chunk(size_t count, int P, int c, size_t *first, size_t *len)
 
 int allreduce_ring(struct coll_args *a)
 {
+    if (!op_commutes(a->op))
+        return coll_noncommutative_fallback(a, "recursive_doubling", allreduce_recursive_doubling);
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     int right = (r + 1) % P, left = (r - 1 + P) % P;
     size_t es = a->esize, first, len, rfirst, rlen;

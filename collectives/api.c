@@ -180,17 +180,18 @@ out:
 }
 
 /* Reductions: the elements' predefined kind (of a derived type: the kind it is made of) and op
-   must fit together. in_count elements of t are read, count written. */
+   must fit together; a user op takes any type, its elements whole (the op bound to t, which
+   its function is given). in_count elements of t are read, count written. */
 static int reduction_args(struct coll_args *a, size_t in_count, size_t count, hint_type t, hint_op op)
 {
     int st;
     CHECK_GOTO(block_bytes(count, t, &a->block), out);
     a->basic = dt_sig_basic(t);
-    /* a mix of kinds has no predefined reduction */
-    CHECK_GOTO(refuse_if(a->basic == DT_NONE || op_check(op, a->basic) != HINT_SUCCESS, HINT_ERR_OP), out);
-    a->esize = dt_basic_size(a->basic);
+    /* a mix of kinds has no predefined reduction (op_check: DT_NONE) */
+    CHECK_GOTO(refuse_if(op_check(op, a->basic) != HINT_SUCCESS, HINT_ERR_OP), out);
+    a->esize = op_is_user(op) ? (dt_size(t) ? dt_size(t) : 1) : dt_basic_size(a->basic);
     a->count = a->block / a->esize;
-    a->op = op;
+    CHECK_GOTO(op_bind(op, t, &a->op), out);
     CHECK_GOTO(side_layout(in_count, t, 1, &a->sl), out);
     CHECK_GOTO(side_layout(count, t, 1, &a->rl), out);
 out:
@@ -891,4 +892,187 @@ int hint_ineighbor_alltoallv(const void *s, const size_t scounts[], const size_t
                              hint_request *req)
 {
     NBC_CALL(req, hint_neighbor_alltoallv(s, scounts, sdispls, st_, r, rcounts, rdispls, rt_, g));
+}
+
+/* ---- prefix reductions, reduce_scatter with counts, alltoallw ---- */
+
+static int scan_call(int op_id, const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
+{
+    struct coll_args a;
+    int st;
+    CHECK_GOTO(begin(&a, op_id, g), out);
+    CHECK_GOTO(reduction_args(&a, count, count, t, op), out);
+    CHECK_GOTO(refuse_if(r == HINT_IN_PLACE, HINT_ERR_BUFFER), out);
+    bool writes_r = op_id == COLL_SCAN || a.rank > 0; /* exscan leaves rank 0's r alone */
+    if (s == HINT_IN_PLACE)
+        s = r;
+    CHECK_GOTO(check_buf(s, a.block), out);
+    if (writes_r)
+        CHECK_GOTO(check_buf(r, a.block), out);
+    a.sbuf = s;
+    a.rbuf = r;
+    if (a.size == 1 && a.block && op_id == COLL_SCAN)
+        copy_own(s, count, t, r, count, t, a.block);
+    return run(&a, a.size == 1 || a.block == 0);
+out:
+    return st;
+}
+
+int hint_scan(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
+{
+    return scan_call(COLL_SCAN, s, r, count, t, op, g);
+}
+
+int hint_exscan(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
+{
+    return scan_call(COLL_EXSCAN, s, r, count, t, op, g);
+}
+
+/* Each rank's part of a reduce_scatter in bytes (packed) and its byte offset in the vector;
+   *total = the vector's elements. */
+static int scatter_parts(const struct coll_args *a, const size_t rcounts[], hint_type t, size_t **parts,
+                         size_t *total)
+{
+    size_t es = dt_size(t);
+    *total = 0;
+    *parts = NULL;
+    if (rcounts == NULL)
+        return HINT_ERR_ARG;
+    for (int p = 0; p < a->size; p++)
+        if (__builtin_add_overflow(*total, rcounts[p], total))
+            return HINT_ERR_COUNT;
+    if (es != 0 && *total > SIZE_MAX / es)
+        return HINT_ERR_COUNT;
+    if ((*parts = malloc(2 * (size_t)a->size * sizeof **parts)) == NULL)
+        return HINT_ERR_NOMEM;
+    size_t at = 0;
+    for (int p = 0; p < a->size; p++) {
+        (*parts)[p] = rcounts[p] * es;
+        (*parts)[a->size + p] = at * es;
+        at += rcounts[p];
+    }
+    return HINT_SUCCESS;
+}
+
+int hint_reduce_scatter(const void *s, void *r, const size_t rcounts[], hint_type t, hint_op op, hint_group g)
+{
+    struct coll_args a;
+    size_t *parts = NULL, total;
+    void *copy = NULL;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_REDUCE_SCATTER, g), out);
+    CHECK_GOTO(dt_check(t), out);
+    CHECK_GOTO(scatter_parts(&a, rcounts, t, &parts, &total), out);
+    CHECK_GOTO(reduction_args(&a, total, total, t, op), out);
+    CHECK_GOTO(side_layout(rcounts[a.rank], t, 1, &a.rl), out);
+    CHECK_GOTO(refuse_if(r == HINT_IN_PLACE, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(check_buf(r, parts[a.rank]), out);
+    if (s == HINT_IN_PLACE) {
+        /* the input is all of r, the output its first part: work from a copy */
+        const char *from;
+        if (a.sl.type) {
+            CHECK_GOTO(copy_span(r, total, t, &copy, &from), out);
+        } else {
+            CHECK_GOTO(coll_scratch(a.block, &copy), out);
+            copy_bytes(copy, r, a.block);
+            from = copy;
+        }
+        s = from;
+    }
+    CHECK_GOTO(check_buf(s, a.block), out);
+    a.sbuf = s;
+    a.rbuf = r;
+    a.rcounts = parts;
+    a.rdispls = parts + a.size;
+    if (a.size == 1 && a.block)
+        copy_own(s, total, t, r, total, t, a.block);
+    st = run(&a, a.size == 1 || a.block == 0);
+out:
+    free(parts);
+    free(copy);
+    return st;
+}
+
+/* One side of an alltoallw: arrays present, every type usable, counts and displacements that
+   fit; *any = some block has data. */
+static int w_side(int P, const size_t counts[], const size_t displs[], const hint_type types[], bool *any)
+{
+    size_t bytes;
+    int st = HINT_SUCCESS;
+    *any = false;
+    if (counts == NULL || displs == NULL || types == NULL)
+        return HINT_ERR_ARG;
+    for (int p = 0; p < P && st == HINT_SUCCESS; p++) {
+        st = block_bytes(counts[p], types[p], &bytes);
+        if (st == HINT_SUCCESS && displs[p] > PTRDIFF_MAX)
+            st = HINT_ERR_COUNT;
+        *any = *any || bytes > 0;
+    }
+    return st;
+}
+
+/* alltoallw in place: the bytes every receive block touches, copied once to send from. */
+static int copy_w_side(const char *r, int P, const size_t counts[], const size_t displs[], const hint_type types[],
+                       void **copy, const char **from)
+{
+    ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
+    for (int p = 0; p < P; p++) {
+        if (counts[p] == 0 || dt_span(types[p], counts[p], &a, &b) != HINT_SUCCESS || a == b)
+            continue;
+        lo = (ptrdiff_t)displs[p] + a < lo ? (ptrdiff_t)displs[p] + a : lo;
+        hi = (ptrdiff_t)displs[p] + b > hi ? (ptrdiff_t)displs[p] + b : hi;
+    }
+    if (lo == PTRDIFF_MAX)
+        lo = hi = 0;
+    int st;
+    CHECK_GOTO(coll_scratch((size_t)(hi - lo), copy), out);
+    copy_bytes(*copy, r + lo, (size_t)(hi - lo));
+    *from = (const char *)*copy - lo;
+out:
+    return st;
+}
+
+int hint_alltoallw(const void *s, const size_t sc[], const size_t sdispls[], const hint_type st_[], void *r,
+                   const size_t rc[], const size_t rdispls[], const hint_type rt_[], hint_group g)
+{
+    struct coll_args a;
+    void *copy = NULL;
+    bool in_place = s == HINT_IN_PLACE, rany, sany;
+    size_t sb, rb;
+    int st;
+    CHECK_GOTO(begin(&a, COLL_ALLTOALLW, g), out);
+    CHECK_GOTO(w_side(a.size, rc, rdispls, rt_, &rany), out);
+    CHECK_GOTO(refuse_if(r == HINT_IN_PLACE || (r == NULL && rany), HINT_ERR_BUFFER), out);
+    if (in_place) {
+        /* as MPI: the receive counts, displacements and types describe the send side too */
+        sc = rc;
+        sdispls = rdispls;
+        st_ = rt_;
+        if (a.size > 1) {
+            const char *from;
+            CHECK_GOTO(copy_w_side(r, a.size, rc, rdispls, rt_, &copy, &from), out);
+            s = from;
+        } else {
+            s = r;
+        }
+    }
+    CHECK_GOTO(w_side(a.size, sc, sdispls, st_, &sany), out);
+    CHECK_GOTO(refuse_if(s == NULL && sany, HINT_ERR_BUFFER), out);
+    CHECK_GOTO(block_bytes(sc[a.rank], st_[a.rank], &sb), out);
+    CHECK_GOTO(block_bytes(rc[a.rank], rt_[a.rank], &rb), out);
+    CHECK_GOTO(refuse_if(sb != rb || (sb && !kinds_match(st_[a.rank], rt_[a.rank])), HINT_ERR_TYPE), out);
+    a.sbuf = s;
+    a.rbuf = r;
+    a.scounts = sc;
+    a.sdispls = sdispls;
+    a.rcounts = rc;
+    a.rdispls = rdispls;
+    a.stypes = st_;
+    a.rtypes = rt_;
+    if (a.size == 1 && !in_place)
+        copy_own(a.sbuf + sdispls[0], sc[0], st_[0], a.rbuf + rdispls[0], rc[0], rt_[0], rb);
+    st = run(&a, a.size == 1);
+out:
+    free(copy);
+    return st;
 }

@@ -37,6 +37,10 @@ enum coll_op_id {
     COLL_NEIGHBOR_ALLGATHERV,
     COLL_NEIGHBOR_ALLTOALL,
     COLL_NEIGHBOR_ALLTOALLV,
+    COLL_SCAN,
+    COLL_EXSCAN,
+    COLL_REDUCE_SCATTER,
+    COLL_ALLTOALLW,
     COLL_NOPS
 };
 
@@ -72,6 +76,8 @@ struct coll_args {
     const size_t *scounts, *sdispls, *rcounts, *rdispls; /* v variants, in bytes; the neighbourhood
                               ones: elements and extents of sl/rl's types, one per neighbour */
     int copy;              /* enum copy_mode for the shared-heap algorithms; -1: HINT_COPY's */
+    const hint_type *stypes, *rtypes; /* alltoallw: one per peer (its scounts, rcounts are
+                                  elements of these, its displacements bytes) */
     struct coll_layout sl, rl; /* alltoall(v) / allgather(v): derived send and receive sides;
                                   then sbuf and rbuf are the user's buffer addresses. The
                                   neighbourhood collectives: always the caller's types */

@@ -1,5 +1,6 @@
 /*
- * collectives/op.h — the predefined reduction operations and their kernels.
+ * collectives/op.h — the reduction operations: the predefined ones and their kernels, and the
+ * user-defined ones (hint_op_create), which a reduction binds to its datatype for the call.
  */
 #ifndef HINT_COLL_OP_H
 #define HINT_COLL_OP_H
@@ -9,7 +10,8 @@
 
 #include "hint.h"
 
-enum op_id { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_BAND, OP_BOR, OP_BXOR, OP_NOPS };
+enum op_id { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_BAND, OP_BOR, OP_BXOR, OP_MINLOC, OP_MAXLOC,
+             OP_NOPS, OP_USER = OP_NOPS };
 
 /* inout[i] = in[i] op inout[i] for count elements of the predefined kind `basic`. */
 typedef void (*op_kernel)(const void *in, void *inout, size_t count);
@@ -18,11 +20,33 @@ struct hint_op_s {
     unsigned magic;
     int id;             /* enum op_id */
     const char *name;
+    hint_user_fn *fn;   /* OP_USER: the user's function */
+    bool commute;       /* OP_USER: as created; the predefined ops all commute */
+    hint_type type;     /* a bound copy (op_bind): the call's datatype, which fn is given */
+    struct hint_op_s *bound; /* a user op: its bound copies, one per type it was used with, freed
+                                with it; a bound copy: the next one */
 };
 
-/* HINT_SUCCESS, HINT_ERR_OP for an unknown op or one that has no meaning for the kind. */
+/* HINT_SUCCESS, HINT_ERR_OP for an op that is not live, or a predefined one that has no meaning
+   for the kind. A user op goes with any kind (DT_NONE included). */
 int op_check(hint_op op, int basic);
 op_kernel op_kernel_for(hint_op op, int basic);
+/* For an op past op_check (the algorithms' ops, bound copies included): a user op. */
+bool op_is_user(hint_op op);
+/* false only for a user op created with commute = 0: such an op must be combined in rank order,
+   the lower ranks' part as the left operand. */
+bool op_commutes(hint_op op);
+/* The op a reduction runs with, in *bound: a predefined op itself; a user op's copy bound to
+   the call's type t, kept by the op until hint_op_free (so a call may outlive its caller's
+   frame, as a nonblocking one does, as long as the op is not freed before it completes).
+   HINT_ERR_NOMEM when a first use with t finds no memory for the copy. */
+int op_bind(hint_op op, hint_type t, hint_op *bound);
+/* inout = in op inout for count elements (packed: the algorithms move packed bytes; a bound
+   user op on a non-contiguous type sees them unpacked into their layout). */
 void op_reduce(hint_op op, int basic, const void *in, void *inout, size_t count);
+/* The same with the operands' rank order given: in_first says in holds the lower ranks' part;
+   otherwise inout = inout op in, computed in `in` (which must be scratch, `bytes` long) and
+   copied back. A commutative op never needs the copy. */
+void op_reduce_ordered(hint_op op, int basic, void *in, void *inout, size_t count, size_t bytes, bool in_first);
 
 #endif

@@ -2,12 +2,16 @@
  * reduce_scatter_block ring — P-1 ring steps; in step s a rank passes on its partial sum of
  * block (rank - s - 1) and adds what arrives for block (rank - s - 2); after the last step it
  * holds its own block fully reduced. Any P.
+ * A block's combining wraps around the ring, so an op that does not commute runs reduce_scatter
+ * instead (recorded as such).
  * Cost: (P-1) (alpha + n beta + n gamma): bandwidth-optimal for large blocks.
  */
 #include "collectives/algs.h"
 
 int reduce_scatter_block_ring(struct coll_args *a)
 {
+    if (!op_commutes(a->op))
+        return coll_noncommutative_fallback(a, "reduce_scatter", reduce_scatter_block_reduce_scatter);
     int st = HINT_SUCCESS, P = a->size, r = a->rank;
     size_t b = a->block;
     void *acc = NULL, *in = NULL;

@@ -147,6 +147,29 @@ static const struct coll_alg rsb_algs[] = {
     [RSB_HEAP] = ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
                      coll_heap_ok, reduce_scatter_block_heap),
 };
+enum { SCAN_RECURSIVE_DOUBLING, SCAN_LINEAR };
+static const struct coll_alg scan_algs[] = {
+    [SCAN_RECURSIVE_DOUBLING] = ALG("recursive_doubling", "log2(P) exchanges with rank ^ 2^k, combined in rank order",
+                                    NULL, scan_recursive_doubling),
+    [SCAN_LINEAR] = ALG("linear", "a chain: each rank gets the prefix from rank - 1 and passes it on", NULL, scan_linear),
+};
+static const struct coll_alg exscan_algs[] = {
+    [SCAN_RECURSIVE_DOUBLING] = ALG("recursive_doubling", "log2(P) exchanges with rank ^ 2^k, combined in rank order",
+                                    NULL, exscan_recursive_doubling),
+    [SCAN_LINEAR] = ALG("linear", "a chain: each rank gets the prefix from rank - 1 and passes it on", NULL, exscan_linear),
+};
+enum { REDUCE_SCATTER_REDUCE_SCATTERV };
+static const struct coll_alg reduce_scatter_algs[] = {
+    [REDUCE_SCATTER_REDUCE_SCATTERV] = ALG("reduce_scatterv", "binomial reduce to rank 0, then every part sent at once",
+                                           NULL, reduce_scatter_reduce_scatterv),
+};
+enum { ALLTOALLW_PAIRWISE, ALLTOALLW_LINEAR };
+static const struct coll_alg alltoallw_algs[] = {
+    [ALLTOALLW_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s, in each block's own types",
+                               NULL, alltoallw_pairwise),
+    [ALLTOALLW_LINEAR] = ALG("linear", "every send and receive posted at once, in each block's own types", NULL,
+                             alltoallw_linear),
+};
 enum { NEIGHBOR_NAIVE };
 static const struct coll_alg neighbor_algs[] = {
     [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
@@ -172,6 +195,10 @@ const struct coll_table coll_tables[COLL_NOPS] = {
     TABLE(COLL_NEIGHBOR_ALLGATHERV, "neighbor_allgatherv", neighbor_algs),
     TABLE(COLL_NEIGHBOR_ALLTOALL, "neighbor_alltoall", neighbor_algs),
     TABLE(COLL_NEIGHBOR_ALLTOALLV, "neighbor_alltoallv", neighbor_algs),
+    TABLE(COLL_SCAN, "scan", scan_algs),
+    TABLE(COLL_EXSCAN, "exscan", exscan_algs),
+    TABLE(COLL_REDUCE_SCATTER, "reduce_scatter", reduce_scatter_algs),
+    TABLE(COLL_ALLTOALLW, "alltoallw", alltoallw_algs),
 };
 
 /* ---- forcing ---- */

@@ -111,6 +111,9 @@ static struct side side_of(const struct coll_args *a, bool send)
     case COLL_REDUCE: return send || root ? one : none;
     case COLL_ALLREDUCE: return one;
     case COLL_REDUCE_SCATTER_BLOCK: return send ? (struct side){1, false, a->block * (size_t)P} : one;
+    case COLL_SCAN: return one;
+    case COLL_EXSCAN: return send || a->rank != 0 ? one : none; /* rank 0's output is left alone */
+    case COLL_REDUCE_SCATTER: return send ? one : (struct side){1, false, a->rcounts[a->rank]};
     default: return none;
     }
 }

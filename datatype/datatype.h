@@ -29,6 +29,13 @@ enum dt_basic {
     DT_DOUBLE,
     DT_COMPLEX_FLOAT,
     DT_COMPLEX_DOUBLE,
+    /* MPI's pair kinds for MINLOC/MAXLOC, layouts as the C structs {value; int index}; a packed
+       element is the value then the index (12 bytes for the double and long pairs, whose
+       extent is 16: the struct's tail padding is not data) */
+    DT_FLOAT_INT,
+    DT_DOUBLE_INT,
+    DT_LONG_INT,
+    DT_2INT,
     DT_NBASIC
 };
 
@@ -63,8 +70,11 @@ int dt_count_bytes(hint_type t, size_t count, size_t *bytes);
 /* The one type-signature rule, for p2p and collectives alike: data of kinds ka and kb (from
    dt_sig_basic) can match unless both are one predefined kind each and the kinds differ; bytes
    match any kind (moving raw bytes to and from typed buffers is a common idiom). */
+static inline int dt_kind_for_matching(int k) { return k == DT_2INT ? DT_INT : k; } /* 2int is two ints */
 static inline bool dt_kinds_match(int ka, int kb)
 {
+    ka = dt_kind_for_matching(ka);
+    kb = dt_kind_for_matching(kb);
     return ka == kb || ka == DT_NONE || kb == DT_NONE || ka == DT_BYTE || kb == DT_BYTE;
 }
 /* MPI's true lb and true extent (the span actually touched), for temporary buffers. */

@@ -3,6 +3,7 @@
  * layers use (datatype/datatype.h).
  */
 #include <complex.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "datatype/type.h"
@@ -27,9 +28,43 @@ DT_PREDEFINED(hint_type_double_, DT_DOUBLE, double, "double")
 DT_PREDEFINED(hint_type_complex_float_, DT_COMPLEX_FLOAT, float complex, "complex_float")
 DT_PREDEFINED(hint_type_complex_double_, DT_COMPLEX_DOUBLE, double complex, "complex_double")
 
+/* MPI's pair types for MINLOC/MAXLOC, laid out as these structs. The data of one is the value
+   and the index, one run from offset 0; the double and long pairs' tail padding is outside it
+   (size 12, extent 16), so those two are not contiguous and carry the plan that commit would
+   build for that layout (a single 12-byte piece per 16-byte element), written out here because
+   the predefined types exist before main, when nothing may be allocated. */
+struct dt_float_int { float v; int i; };
+struct dt_double_int { double v; int i; };
+struct dt_long_int { long v; int i; };
+struct dt_2int { int v; int i; };
+#define PAIR_SIZE(s) (offsetof(struct s, i) + sizeof(int))
+#define PAIR_CONTIG(s) (PAIR_SIZE(s) == sizeof(struct s))
+
+#define DT_PAIR(var, k, s, text)                                                                  \
+    static struct dt_iov var##iov = {.disp = 0, .len = PAIR_SIZE(s), .pos = 0};                  \
+    static struct dt_item var##items[2] = {                                                       \
+        {.disp = 0, .stride = sizeof(struct s), .count = 1, .nbody = 1, .span = 2, .size = PAIR_SIZE(s)}, \
+        {.disp = 0, .count = 1, .blocklen = PAIR_SIZE(s), .span = 1, .size = PAIR_SIZE(s)}};    \
+    static struct dt_plan var##plan = {                                                           \
+        .items = var##items, .nitems = 2, .fusable = true,                                        \
+        .fused = {.disp = 0, .stride = sizeof(struct s), .count = 1, .blocklen = PAIR_SIZE(s),    \
+                  .span = 1, .size = PAIR_SIZE(s)},                                               \
+        .iov = &var##iov, .niov = 1, .nblocks = 1, .loop_visits = 1};                             \
+    struct hint_type_s var = {.magic = DT_MAGIC, .predefined = true, .committed = true, .run = true, \
+                              .contig = PAIR_CONTIG(s), .basic = PAIR_CONTIG(s) ? k : DT_NONE,   \
+                              .sig = k, .size = PAIR_SIZE(s), .lb = 0, .extent = sizeof(struct s), \
+                              .true_lb = 0, .true_extent = PAIR_SIZE(s), .name = text, .refs = 1, \
+                              .kind = DT_K_BASIC, .plan = PAIR_CONTIG(s) ? NULL : &var##plan};
+
+DT_PAIR(hint_type_float_int_, DT_FLOAT_INT, dt_float_int, "float_int")
+DT_PAIR(hint_type_double_int_, DT_DOUBLE_INT, dt_double_int, "double_int")
+DT_PAIR(hint_type_long_int_, DT_LONG_INT, dt_long_int, "long_int")
+DT_PAIR(hint_type_2int_, DT_2INT, dt_2int, "2int")
+
 static const hint_type dt_basic_types[DT_NBASIC] = {
     HINT_BYTE,  HINT_CHAR,   HINT_INT,   HINT_LONG,  HINT_INT32,         HINT_INT64,
     HINT_UINT32, HINT_UINT64, HINT_FLOAT, HINT_DOUBLE, HINT_COMPLEX_FLOAT, HINT_COMPLEX_DOUBLE,
+    HINT_FLOAT_INT, HINT_DOUBLE_INT, HINT_LONG_INT, HINT_2INT,
 };
 
 /* The predefined types are live from the start, so that their checks find them at the first probe

@@ -125,6 +125,14 @@ HINT_API extern struct hint_type_s hint_type_byte_, hint_type_char_, hint_type_i
 #define HINT_DOUBLE (&hint_type_double_)
 #define HINT_COMPLEX_FLOAT (&hint_type_complex_float_)
 #define HINT_COMPLEX_DOUBLE (&hint_type_complex_double_)
+/* MPI's pairs for HINT_MINLOC / HINT_MAXLOC, laid out as the C structs {float v; int i;},
+   {double v; int i;}, {long v; int i;}, {int v; int i;}: size the value plus the int (12 for
+   the double and long pairs), extent the struct's (16) */
+HINT_API extern struct hint_type_s hint_type_float_int_, hint_type_double_int_, hint_type_long_int_, hint_type_2int_;
+#define HINT_FLOAT_INT (&hint_type_float_int_)
+#define HINT_DOUBLE_INT (&hint_type_double_int_)
+#define HINT_LONG_INT (&hint_type_long_int_)
+#define HINT_2INT (&hint_type_2int_)
 
 enum { HINT_ORDER_C = 0, HINT_ORDER_FORTRAN = 1 };
 
@@ -173,6 +181,17 @@ HINT_API extern struct hint_op_s hint_op_sum_, hint_op_prod_, hint_op_min_, hint
 #define HINT_BAND (&hint_op_band_)
 #define HINT_BOR (&hint_op_bor_)
 #define HINT_BXOR (&hint_op_bxor_)
+/* on the pair types: the smallest (largest) value and its index; equal values: the lowest index */
+HINT_API extern struct hint_op_s hint_op_minloc_, hint_op_maxloc_;
+#define HINT_MINLOC (&hint_op_minloc_)
+#define HINT_MAXLOC (&hint_op_maxloc_)
+#define HINT_OP_NULL ((hint_op)0)
+/* A user-defined op: inout[i] = in[i] op inout[i] for count elements of t (the call's datatype,
+   elements in its layout), as MPI_User_function. commute = 0: every reduction combines the
+   ranks' contributions in rank order (x0 op x1 op ... op xP-1), never reordered. */
+typedef void hint_user_fn(const void *in, void *inout, size_t count, hint_type t);
+HINT_API int hint_op_create(hint_user_fn *fn, int commute, hint_op *op);
+HINT_API int hint_op_free(hint_op *op); /* sets *op to HINT_OP_NULL; a predefined op: HINT_ERR_OP */
 
 /* ---- point to point ---- */
 typedef struct hint_request_s *hint_request;
@@ -260,6 +279,18 @@ HINT_API int hint_scatterv(const void *s, const size_t scounts[], const size_t s
                            size_t rc, hint_type rt, int root, hint_group g);
 HINT_API int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op,
                                        hint_group g);
+/* prefix reductions: rank i gets x0 op ... op xi (scan) or x0 op ... op xi-1 (exscan; rank 0's r
+   is left as it was) */
+HINT_API int hint_scan(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g);
+HINT_API int hint_exscan(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g);
+/* rank i gets rcounts[i] elements of the reduction of sum(rcounts) elements, from offset
+   rcounts[0] + ... + rcounts[i-1] */
+HINT_API int hint_reduce_scatter(const void *s, void *r, const size_t rcounts[], hint_type t, hint_op op,
+                                 hint_group g);
+/* per peer: counts in elements of that peer's type, displacements in bytes */
+HINT_API int hint_alltoallw(const void *s, const size_t sc[], const size_t sdispls_bytes[], const hint_type st[],
+                            void *r, const size_t rc[], const size_t rdispls_bytes[], const hint_type rt[],
+                            hint_group g);
 
 /* algorithm choice: env HINT_<OP>=<name> (e.g. HINT_ALLTOALL=hilbert) or this call; "auto" restores.
    An unknown name: HINT_ERR_ARG. A forced algorithm that cannot run for a call returns
