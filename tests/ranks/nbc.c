@@ -9,7 +9,8 @@
  * flight across a user receive for any source and tag, user point-to-point and blocking
  * collectives on the same group; in flight on the world, a dup and a split at once; completed by
  * a loop of hint_test with local work between (and never a wait); hint_wait and hint_test on a
- * request that has completed; a derived type freed before the wait; argument errors.
+ * request that has completed; hint_waitany and hint_testall; a derived type freed before the
+ * wait; argument errors.
  *
  * Usage: nbc. Rank 0 prints "ok nbc".
  */
@@ -684,6 +685,36 @@ static void t_wait_completed(void)
     T_CHECK(y == P - 1 && z == 0);
 }
 
+/* The other completion calls on collective requests: waitany, then testall in a loop. */
+static void t_completion_calls(void)
+{
+    AT("waitany and testall");
+    int x = R + 1, sum = 0, max = 0;
+    unsigned char b[64];
+    fill_bytes(b, sizeof b, 0, 9);
+    if (R != 0)
+        memset(b, 0, sizeof b);
+    hint_request q[3];
+    T_OK(hint_iallreduce(&x, &sum, 1, HINT_INT, HINT_SUM, W, &q[0]));
+    T_OK(hint_ibcast(b, sizeof b, HINT_BYTE, 0, W, &q[1]));
+    T_OK(hint_iallreduce(&x, &max, 1, HINT_INT, HINT_MAX, W, &q[2]));
+    size_t index = 99;
+    T_OK(hint_waitany(3, q, &index, HINT_STATUS_IGNORE));
+    T_CHECK(index < 3 && q[index] == HINT_REQUEST_NULL);
+    for (int done = 0; !done;)
+        T_OK(hint_testall(3, q, &done, HINT_STATUSES_IGNORE));
+    for (int i = 0; i < 3; i++)
+        T_CHECK(q[i] == HINT_REQUEST_NULL);
+    T_CHECK(sum == P * (P + 1) / 2 && max == P);
+    unsigned char want[64];
+    fill_bytes(want, sizeof want, 0, 9);
+    same(b, want, sizeof b, "ibcast completed by testall");
+    /* cancel is for receives only */
+    T_OK(hint_ibarrier(W, &q[0]));
+    T_EXPECT(hint_cancel(&q[0]), HINT_ERR_UNSUPPORTED);
+    wait_ok(&q[0]);
+}
+
 static void t_errors(void)
 {
     AT("argument errors");
@@ -738,6 +769,7 @@ int main(int argc, char **argv)
     t_groups();
     t_test_loop();
     t_wait_completed();
+    t_completion_calls();
     T_OK(hint_finalize());
     if (R == 0)
         printf("ok nbc\n");
