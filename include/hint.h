@@ -102,7 +102,8 @@ HINT_API int hint_group_translate(hint_group a, int n, const int ranks_a[], hint
 /* Error handlers, per group: what a call on g does when it fails. HINT_ERRORS_RETURN (the default,
    or HINT_ERRORS=return): it returns the code. HINT_ERRORS_ARE_FATAL (HINT_ERRORS=fatal): it prints
    the call, the group, the rank and the message and ends the job (hint_abort with the code). A new
-   group takes its parent's handler; calls without a group (wait, test, datatypes) use the world's. */
+   group takes its parent's handler; a call on one request (wait, test, start) uses the request's
+   group's, calls without a group (waitall, datatypes) the world's. */
 enum { HINT_ERRORS_ARE_FATAL = 1, HINT_ERRORS_RETURN = 2 };
 HINT_API int hint_group_set_errhandler(hint_group g, int handler);
 HINT_API int hint_group_get_errhandler(hint_group g, int *handler);

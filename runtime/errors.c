@@ -19,6 +19,7 @@
 #include "runtime/errors.h"
 #include "runtime/group.h"
 #include "runtime/registry.h"
+#include "runtime/request.h"
 #include "runtime/runtime.h"
 
 struct err_entry {
@@ -66,6 +67,8 @@ static int set_handler(hint_group g, int handler)
         e->handler = handler;
         return HINT_SUCCESS;
     }
+    if (handler == HINT_ERRORS_ARE_FATAL)
+        err_fatal_state = 1;
     if (handler == job_handler())
         return HINT_SUCCESS;
     if (table.n == table.cap)
@@ -118,6 +121,17 @@ void err_inherit(hint_group parent, hint_group child)
     const struct err_entry *e = find(parent);
     if (e != NULL && set_handler(child, e->handler) != HINT_SUCCESS)
         RT_ERR("errors", "no memory to give a new group its parent's error handler; it has HINT_ERRORS's");
+}
+
+int err_fatal_state = -1;
+
+hint_group err_request_group_slow(const hint_request *r)
+{
+    if (err_fatal_state < 0)
+        err_fatal_state = job_handler() == HINT_ERRORS_ARE_FATAL;
+    if (err_fatal_state == 0 || r == NULL || *r == HINT_REQUEST_NULL || !reg_live(REG_REQUEST, *r))
+        return HINT_GROUP_NULL;
+    return (*r)->group; /* err_raise checks that it is still live */
 }
 
 /* "HINT_WORLD" or "group <ctx> (<size> ranks)": the context id is what hang reports and

@@ -10,6 +10,8 @@ library's calls to its own public functions (hint_cart_create calling hint_group
 straight to the implementation and never trigger a handler midway (MPICH generates its C
 bindings from a spec for the same reason: maint/gen_binding_c.py).
 
+A call on one request (wait, test, start, cancel, request_free) raises its error on the request's
+group, as MPI does; calls on arrays of requests and calls without a group use the world's.
 A wrapper also gives a group made by a call (an output `hint_group *out` beside an input group)
 its parent's handler, as MPI's communicator constructors do.
 
@@ -85,6 +87,9 @@ def group_of(plist, names):
     for p, n in zip(plist, names):
         if param_type(p, n) == "hint_group *" and n == "g":  # hint_group_free: the group it frees
             return "grp__", "    hint_group grp__ = g != NULL ? *g : HINT_GROUP_NULL;\n"
+    for p, n in zip(plist, names):
+        if param_type(p, n) == "hint_request *":  # wait, test, start...: the request's group, read
+            return "grp__", f"    hint_group grp__ = err_request_group({n});\n"  # before the call frees it
     return "HINT_GROUP_NULL", ""
 
 

@@ -69,3 +69,17 @@ Test(topo_misc, env_fatal, .timeout = 60)
     cr_expect_eq(job_shm_left(&res), 0, "shm objects left behind:\n%s", res.output);
     free(res.output);
 }
+
+/* A wait's error is raised on its request's group: a FATAL dup of a RETURN world. */
+Test(topo_misc, fatal_wait, .timeout = 60)
+{
+    const char *argv[] = {job_build_path("tests/ranks/topo_misc"), "fatal-wait", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, 3, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 8, "status %d, not HINT_ERR_TRUNCATE's 8:\n%s", res.status, res.output);
+    cr_expect(strstr(res.output, "hint[rank 1] fatal error in hint_wait on group ") != NULL &&
+                  strstr(res.output, "(3 ranks), rank 1 of it: message truncated") != NULL,
+              "no message naming hint_wait, the dup and rank 1:\n%s", res.output);
+    cr_expect_eq(job_shm_left(&res), 0, "shm objects left behind:\n%s", res.output);
+    free(res.output);
+}

@@ -5,10 +5,12 @@
  * topo_test on every kind, dist-graph neighbours on an asymmetric graph, version, processor name,
  * thread levels with calls from two threads taking turns, and error handlers.
  *
- * Usage: topo_misc [all|fatal|fatal-world|env-fatal]
+ * Usage: topo_misc [all|fatal|fatal-wait|env-fatal]
  *   all          everything below that returns; rank 0 prints "ok topo_misc"
  *   fatal        a row group set to HINT_ERRORS_ARE_FATAL; rank 1 of it (world rank 1 at P >= 2)
  *                sends to an invalid rank: the job must end with that call's message, status 4
+ *   fatal-wait   (P >= 2) a truncated receive on a FATAL dup of the world: hint_wait must end the
+ *                job naming that group (status 8)
  *   env-fatal    under HINT_ERRORS=fatal: a bad tag on the world must end the job (status 15)
  */
 #include <pthread.h>
@@ -307,6 +309,29 @@ static void fatal_in_row(void)
     RC_FAIL("the receive returned although rank 1 failed");
 }
 
+/* A FATAL dup of the world (the world stays RETURN): rank 1's receive is too small for what rank
+   0 sends, so its hint_wait fails (HINT_ERR_TRUNCATE, 8) and the error is raised on the
+   request's group, not the world's. */
+static void fatal_in_wait(void)
+{
+    hint_group g;
+    RC_OK(hint_group_dup(HINT_WORLD, &g));
+    RC_OK(hint_group_set_errhandler(g, HINT_ERRORS_ARE_FATAL));
+    int v[8] = {0};
+    if (rc_rank == 0)
+        RC_OK(hint_send(v, 8, HINT_INT, 1, 5, g));
+    if (rc_rank == 1) {
+        printf("jobid=%s\n", getenv("HINT_JOBID") ? getenv("HINT_JOBID") : "none");
+        fflush(stdout);
+        hint_request r;
+        RC_OK(hint_irecv(v, 1, HINT_INT, 0, 5, g, &r));
+        hint_wait(&r, HINT_STATUS_IGNORE);
+        RC_FAIL("a truncated receive's wait returned on a fatal group");
+    }
+    hint_barrier(g); /* the others wait here until the abort ends them */
+    RC_FAIL("the barrier returned although rank 1 failed");
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
@@ -321,6 +346,8 @@ int main(int argc, char **argv)
     RC_OK(hint_group_size(HINT_WORLD, &P));
     if (strcmp(what, "fatal") == 0)
         fatal_in_row();
+    if (strcmp(what, "fatal-wait") == 0)
+        fatal_in_wait();
     if (strcmp(what, "env-fatal") == 0) {
         int v = 0, h;
         RC_OK(hint_group_get_errhandler(HINT_WORLD, &h));
