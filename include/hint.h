@@ -293,6 +293,36 @@ HINT_API int hint_alltoallw(const void *s, const size_t sc[], const size_t sdisp
                             void *r, const size_t rc[], const size_t rdispls_bytes[], const hint_type rt[],
                             hint_group g);
 
+/* nonblocking collectives: the blocking call's arguments and rules, plus the request that
+   hint_wait / hint_test (and the other completion calls) complete; the buffers belong to the
+   call until then. Started by every member in the same order as its other collectives on g;
+   several may be in flight on one group and on several. They progress inside any wait or test. */
+HINT_API int hint_ibarrier(hint_group g, hint_request *req);
+HINT_API int hint_ibcast(void *buf, size_t count, hint_type t, int root, hint_group g, hint_request *req);
+HINT_API int hint_ireduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g,
+                          hint_request *req);
+HINT_API int hint_iallreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g,
+                             hint_request *req);
+HINT_API int hint_igather(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt, int root,
+                          hint_group g, hint_request *req);
+HINT_API int hint_iscatter(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt, int root,
+                           hint_group g, hint_request *req);
+HINT_API int hint_iallgather(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
+                             hint_group g, hint_request *req);
+HINT_API int hint_ialltoall(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
+                            hint_group g, hint_request *req);
+HINT_API int hint_iallgatherv(const void *s, size_t sc, hint_type st, void *r, const size_t rcounts[],
+                              const size_t rdispls[], hint_type rt, hint_group g, hint_request *req);
+HINT_API int hint_ialltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st,
+                             void *r, const size_t rcounts[], const size_t rdispls[], hint_type rt, hint_group g,
+                             hint_request *req);
+HINT_API int hint_igatherv(const void *s, size_t sc, hint_type st, void *r, const size_t rcounts[],
+                           const size_t rdispls[], hint_type rt, int root, hint_group g, hint_request *req);
+HINT_API int hint_iscatterv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st,
+                            void *r, size_t rc, hint_type rt, int root, hint_group g, hint_request *req);
+HINT_API int hint_ireduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op,
+                                        hint_group g, hint_request *req);
+
 /* algorithm choice: env HINT_<OP>=<name> (e.g. HINT_ALLTOALL=hilbert) or this call; "auto" restores.
    An unknown name: HINT_ERR_ARG. A forced algorithm that cannot run for a call returns
    HINT_ERR_UNSUPPORTED from that call rather than silently running another (HINT_COLL_FALLBACK=warn
@@ -345,6 +375,16 @@ HINT_API int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st, vo
 HINT_API int hint_neighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[], hint_type st,
                                      void *r, const size_t rcounts[], const size_t rdispls[], hint_type rt,
                                      hint_group g);
+/* nonblocking neighbourhood collectives (as the nonblocking collectives above) */
+HINT_API int hint_ineighbor_allgather(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
+                                      hint_group g, hint_request *req);
+HINT_API int hint_ineighbor_alltoall(const void *s, size_t sc, hint_type st, void *r, size_t rc, hint_type rt,
+                                     hint_group g, hint_request *req);
+HINT_API int hint_ineighbor_allgatherv(const void *s, size_t sc, hint_type st, void *r, const size_t rcounts[],
+                                       const size_t rdispls[], hint_type rt, hint_group g, hint_request *req);
+HINT_API int hint_ineighbor_alltoallv(const void *s, const size_t scounts[], const size_t sdispls[],
+                                      hint_type st, void *r, const size_t rcounts[], const size_t rdispls[],
+                                      hint_type rt, hint_group g, hint_request *req);
 
 #ifdef __cplusplus
 }
