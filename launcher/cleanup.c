@@ -32,6 +32,7 @@ double launch_now(void)
 void launch_make_store_name(struct launch_job *job)
 {
     snprintf(job->sock, sizeof job->sock, "@hint-%u-%s", (unsigned)getuid(), job->jobid);
+    snprintf(job->store_addr, sizeof job->store_addr, "unix:%s", job->sock);
 }
 
 void launch_signal_ranks(struct launch_job *job, int sig)
@@ -39,6 +40,7 @@ void launch_signal_ranks(struct launch_job *job, int sig)
     for (int r = 0; job->ranks && r < job->np; r++)
         if (job->ranks[r].pid > 0)
             kill(-job->ranks[r].pid, sig); /* the whole group: the rank and what it forked */
+    launch_remote_signal(job, sig);
 }
 
 int launch_remove_shm(const char *jobid)
@@ -86,6 +88,7 @@ static void launch_reap_all(struct launch_job *job)
 void launch_cleanup(struct launch_job *job)
 {
     launch_reap_all(job);
+    launch_remote_cleanup(job);
     for (int r = 0; job->ranks && r < job->np; r++) {
         for (int k = 0; k < 2; k++) {
             struct output_stream *o = &job->ranks[r].out[k];

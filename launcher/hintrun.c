@@ -36,7 +36,7 @@ static const int launch_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /* Stops the job: sig to every rank's process group now, SIGKILL after grace seconds. The first
    caller's status is the job's exit status. */
-static void launch_end_job(struct launch_job *job, int status, int sig, double grace)
+void launch_end_job(struct launch_job *job, int status, int sig, double grace)
 {
     if (job->exit_code < 0)
         job->exit_code = status;
@@ -49,39 +49,58 @@ static void launch_end_job(struct launch_job *job, int status, int sig, double g
 
 /* ---------------------------------------------------------------- rank exits */
 
-static void launch_report_exit(const struct launch_job *job, int rank, const siginfo_t *si,
-                               int unfinished)
+void launch_exit_how(const siginfo_t *si, int *how, int *status)
 {
-    pid_t pid = job->ranks[rank].pid;
-    if (si->si_code == CLD_EXITED && si->si_status == 0 && unfinished)
-        fprintf(stderr, "hintrun: rank %d (pid %d) exited with status 0 without calling "
-                "hint_finalize; ending the job\n", rank, (int)pid);
-    else if (si->si_code == CLD_EXITED)
-        fprintf(stderr, "hintrun: rank %d (pid %d) exited with status %d\n", rank, (int)pid,
-                si->si_status);
+    *how = si->si_code == CLD_EXITED ? BOOT_EXIT_STATUS
+           : si->si_code == CLD_DUMPED ? BOOT_EXIT_CORE : BOOT_EXIT_SIGNAL;
+    *status = si->si_status;
+}
+
+void launch_report_failure(int rank, pid_t pid, int how, int status, int unfinished,
+                           const char *host)
+{
+    char where[300] = "";
+    if (host)
+        snprintf(where, sizeof where, " on host %s", host);
+    if (how == BOOT_EXIT_STATUS && status == 0 && unfinished)
+        fprintf(stderr, "hintrun: rank %d (pid %d)%s exited with status 0 without calling "
+                "hint_finalize; ending the job\n", rank, (int)pid, where);
+    else if (how == BOOT_EXIT_STATUS)
+        fprintf(stderr, "hintrun: rank %d (pid %d)%s exited with status %d\n", rank, (int)pid,
+                where, status);
     else
-        fprintf(stderr, "hintrun: rank %d (pid %d) killed by signal %d (%s)%s\n", rank, (int)pid,
-                si->si_status, strsignal(si->si_status),
-                si->si_code == CLD_DUMPED ? " (core dumped)" : "");
+        fprintf(stderr, "hintrun: rank %d (pid %d)%s killed by signal %d (%s)%s\n", rank, (int)pid,
+                where, status, strsignal(status), how == BOOT_EXIT_CORE ? " (core dumped)" : "");
+}
+
+int launch_failure_status(int how, int status)
+{
+    return how != BOOT_EXIT_STATUS ? 128 + status : status != 0 ? status : LAUNCH_UNFINISHED_STATUS;
 }
 
 /* A rank has exited: a failure ends the job (unless it is already ending). Exiting 0 is a
    failure too when the rank called hint_init but not hint_finalize: its peers may be waiting
-   for it in a collective, and would hang until --timeout. */
+   for it in a collective, and would hang until --timeout. An agent tells the front instead,
+   which knows from its store whether the rank finalized, and prints the failure. */
 static void launch_rank_exited(struct launch_job *job, int rank, const siginfo_t *si)
 {
+    int how, status;
+    launch_exit_how(si, &how, &status);
     job->ranks[rank].running = 0;
     job->nrunning--;
+    if (job->agent) {
+        launch_agent_report_exit(job, rank, how, status);
+        if ((how != BOOT_EXIT_STATUS || status != 0) && !job->ending)
+            launch_end_job(job, launch_failure_status(how, status), SIGTERM, LAUNCH_KILL_GRACE);
+        return;
+    }
     int unfinished = store_rank_left_unfinished(job->store, rank);
     store_rank_exited(job->store, rank);
-    int failed = si->si_code != CLD_EXITED || si->si_status != 0 || unfinished;
+    int failed = how != BOOT_EXIT_STATUS || status != 0 || unfinished;
     if (!failed || job->ending)
         return;
-    launch_report_exit(job, rank, si, unfinished);
-    int status = si->si_code != CLD_EXITED ? 128 + si->si_status
-                 : si->si_status != 0     ? si->si_status
-                                          : LAUNCH_UNFINISHED_STATUS;
-    launch_end_job(job, status, SIGTERM, LAUNCH_KILL_GRACE);
+    launch_report_failure(rank, job->ranks[rank].pid, how, status, unfinished, NULL);
+    launch_end_job(job, launch_failure_status(how, status), SIGTERM, LAUNCH_KILL_GRACE);
 }
 
 /* Looks for ranks that exited. WNOWAIT leaves them zombies until launch_cleanup reaps them (see
@@ -104,6 +123,7 @@ static void launch_on_signal(struct launch_job *job, int sig)
 {
     if (sig == SIGCHLD) {
         launch_check_exits(job);
+        launch_remote_check_exits(job);
         return;
     }
     if (sig == SIGTSTP) {
@@ -122,13 +142,16 @@ static void launch_on_signal(struct launch_job *job, int sig)
         return;
     }
     job->first_sig_forwarded = 1;
-    fprintf(stderr, "hintrun: got signal %d (%s); passing it to the ranks and ending the job\n",
-            sig, strsignal(sig));
+    if (!job->agent) /* an agent is told by the front, which has said it */
+        fprintf(stderr, "hintrun: got signal %d (%s); passing it to the ranks and ending the job\n",
+                sig, strsignal(sig));
     if (job->ending) {
         launch_signal_ranks(job, sig);
         return;
     }
-    launch_end_job(job, 128 + sig, sig, LAUNCH_SIGNAL_GRACE);
+    /* an agent's grace is short: the front waits for it, and a job across hosts must end
+       within a second too */
+    launch_end_job(job, 128 + sig, sig, job->agent ? LAUNCH_KILL_GRACE : LAUNCH_SIGNAL_GRACE);
 }
 
 static void launch_read_signals(struct launch_job *job)
@@ -200,7 +223,6 @@ static int launch_raise_fd_limit(int np)
 
 static int launch_setup(struct launch_job *job)
 {
-    job->np = job->opts->np;
     job->oversubscribed = job->np > launch_count_cpus();
     job->ranks = calloc((size_t)job->np, sizeof *job->ranks);
     if (!job->ranks) {
@@ -208,8 +230,8 @@ static int launch_setup(struct launch_job *job)
         return -1;
     }
     for (int r = 0; r < job->np; r++) {
-        output_init(&job->ranks[r].out[0], -1, r, 1);
-        output_init(&job->ranks[r].out[1], -1, r, 2);
+        output_init(&job->ranks[r].out[0], -1, job->rank_base + r, 1);
+        output_init(&job->ranks[r].out[1], -1, job->rank_base + r, 2);
     }
     if (launch_raise_fd_limit(job->np))
         return 1;
@@ -218,6 +240,8 @@ static int launch_setup(struct launch_job *job)
         return rc;
     if (launch_open_output_files(job) || launch_stdin_open(job))
         return 1;
+    if (job->agent) /* the job's ids and store are the front's */
+        return launch_setup_signals(job) || launch_watch_start(job) ? 1 : 0;
     if (launch_setup_signals(job) || launch_make_ids(job) || launch_watch_start(job))
         return 1;
     launch_make_store_name(job);
@@ -229,34 +253,45 @@ static int launch_setup(struct launch_job *job)
 struct launch_poll {
     struct pollfd *pfd;
     struct output_stream **streams; /* streams[i] belongs to pfd[first_stream + i] */
-    size_t n, nstore, first_stream, first_stdin, nstdin;
+    size_t n, nstore, first_stream, first_stdin, nstdin, first_ctl, nctl;
 };
+
+static void launch_poll_stream(struct launch_poll *p, struct output_stream *o)
+{
+    if (o->fd < 0)
+        return;
+    p->streams[p->n - p->first_stream] = o;
+    p->pfd[p->n++] = (struct pollfd){.fd = o->fd, .events = POLLIN};
+}
 
 static void launch_fill_poll(struct launch_job *job, struct launch_poll *p)
 {
     p->n = 0;
     p->pfd[p->n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
-    p->nstore = store_fill_pollfds(job->store, p->pfd + p->n);
+    p->nstore = job->store ? store_fill_pollfds(job->store, p->pfd + p->n) : 0;
     p->n += p->nstore;
     p->first_stream = p->n;
-    for (int r = 0; r < job->np; r++) {
-        for (int k = 0; k < 2; k++) {
-            struct output_stream *o = &job->ranks[r].out[k];
-            if (o->fd < 0)
-                continue;
-            p->streams[p->n - p->first_stream] = o;
-            p->pfd[p->n++] = (struct pollfd){.fd = o->fd, .events = POLLIN};
-        }
-    }
+    for (int r = 0; r < job->np; r++)
+        for (int k = 0; k < 2; k++)
+            launch_poll_stream(p, &job->ranks[r].out[k]);
+    for (int a = 0; a < job->nagents; a++)
+        for (int k = 0; k < 2; k++)
+            launch_poll_stream(p, &job->agents[a].out[k]);
     p->first_stdin = p->n;
     p->nstdin = launch_stdin_fill_poll(job, p->pfd + p->n);
     p->n += p->nstdin;
+    p->first_ctl = p->n;
+    p->nctl = launch_agent_fill_poll(job, p->pfd + p->n);
+    p->n += p->nctl;
 }
 
 static int launch_streams_open(const struct launch_job *job)
 {
     for (int r = 0; r < job->np; r++)
         if (job->ranks[r].out[0].fd >= 0 || job->ranks[r].out[1].fd >= 0)
+            return 1;
+    for (int a = 0; a < job->nagents; a++)
+        if (job->agents[a].out[0].fd >= 0 || job->agents[a].out[1].fd >= 0)
             return 1;
     return 0;
 }
@@ -266,6 +301,9 @@ static void launch_close_streams(struct launch_job *job)
     for (int r = 0; r < job->np; r++)
         for (int k = 0; k < 2; k++)
             output_close(&job->ranks[r].out[k], launch_output_flags(job->opts));
+    for (int a = 0; a < job->nagents; a++)
+        for (int k = 0; k < 2; k++)
+            output_close(&job->agents[a].out[k], 0);
 }
 
 /* Milliseconds until the earliest of the pending deadlines (-1: none). */
@@ -306,7 +344,7 @@ static void launch_check_deadlines(struct launch_job *job)
 static void launch_check_abort(struct launch_job *job)
 {
     struct store_abort a;
-    if (!store_take_abort(job->store, &a) || job->ending)
+    if (!job->store || !store_take_abort(job->store, &a) || job->ending)
         return;
     fprintf(stderr, "hintrun: rank %d (pid %d) aborted the job with code %d%s%s\n", a.rank,
             (int)a.pid, a.code, a.msg[0] ? ": " : "", a.msg);
@@ -316,11 +354,12 @@ static void launch_check_abort(struct launch_job *job)
 static int launch_loop(struct launch_job *job)
 {
     struct launch_poll p = {0};
-    size_t max = 1 + store_max_pollfds(job->store) + 2 * (size_t)job->np +
-                 launch_stdin_max_pollfds(job);
+    size_t nstreams = 2 * (size_t)job->np + 2 * (size_t)job->nagents;
+    size_t max = 1 + (job->store ? store_max_pollfds(job->store) : 0) + nstreams +
+                 launch_stdin_max_pollfds(job) + 2;
     double drain_until = 0;
     p.pfd = calloc(max, sizeof *p.pfd);
-    p.streams = calloc(2 * (size_t)job->np + 1, sizeof *p.streams);
+    p.streams = calloc(nstreams + 1, sizeof *p.streams);
     if (!p.pfd || !p.streams) {
         fprintf(stderr, "hintrun: out of memory\n");
         launch_end_job(job, 1, SIGKILL, 0);
@@ -340,14 +379,22 @@ static int launch_loop(struct launch_job *job)
         }
         if (rc > 0 && p.pfd[0].revents)
             launch_read_signals(job);
-        if (rc > 0)
+        if (rc > 0 && job->store)
             store_handle(job->store, p.pfd + 1, p.nstore);
+        launch_remote_take_exits(job);
         launch_check_abort(job);
         if (rc > 0)
             launch_stdin_handle(job, p.pfd + p.first_stdin, p.nstdin);
-        for (size_t i = p.first_stream; rc > 0 && i < p.first_stdin; i++)
+        if (rc > 0)
+            launch_agent_handle(job, p.pfd + p.first_ctl, p.nctl);
+        for (size_t i = p.first_stream; rc > 0 && i < p.first_stdin; i++) {
+            struct output_stream *o = p.streams[i - p.first_stream];
+            /* an agent's streams are forwarded as they are: it prefixed its ranks' lines */
+            int agent_stream = job->nagents && o >= &job->agents[0].out[0] &&
+                               o <= &job->agents[job->nagents - 1].out[1];
             if (p.pfd[i].revents)
-                output_pump(p.streams[i - p.first_stream], launch_output_flags(job->opts));
+                output_pump(o, agent_stream ? 0 : launch_output_flags(job->opts));
+        }
         launch_check_deadlines(job);
         if (drain_until > 0 && launch_now() >= drain_until)
             launch_close_streams(job);
@@ -373,10 +420,31 @@ static int launch_find_programs(struct launch_job *job, const struct launch_opts
     return 0;
 }
 
-static int launch_run(struct launch_job *job, const struct launch_opts *o)
+int launch_run(struct launch_job *job, const struct launch_opts *o)
 {
     int rc;
     job->opts = o;
+    if (o->nhosts) {
+        /* the front: PROGRAM is looked for on each host, by its agent */
+        job->world_np = o->np;
+        job->nnodes = o->nhosts;
+        if ((rc = launch_check_xvars(o)))
+            return rc;
+        if (launch_raise_fd_limit(o->np + 2 * o->nhosts) || launch_setup_signals(job) ||
+            launch_make_ids(job))
+            return 1;
+        launch_make_store_name(job);
+        if (store_open(&job->store, job->sock, job->world_np, job->token) ||
+            (rc = launch_remote_setup(job)) != 0)
+            return rc ? rc : 1;
+        if (o->timeout > 0)
+            job->deadline = launch_now() + o->timeout;
+        return launch_loop(job);
+    }
+    if (!job->agent) {
+        job->np = job->world_np = o->np;
+        job->nnodes = o->nodes;
+    }
     if ((rc = launch_find_programs(job, o)) || (rc = launch_check_xvars(o)) ||
         (o->shared_heap && (rc = launch_find_libhint(job))))
         return rc;
@@ -396,14 +464,19 @@ static int launch_run(struct launch_job *job, const struct launch_opts *o)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--agent") == 0)
+        return launch_agent_main(argc, argv);
     struct launch_opts opts;
-    struct launch_job job = {.sigfd = -1, .exit_code = -1, .watch_fd = -1};
+    struct launch_job job = {.sigfd = -1, .exit_code = -1, .watch_fd = -1, .ctl_in = -1,
+                             .ctl_fd = -1};
     int rc = launch_parse_options(argc, argv, &opts);
     if (rc < 0) {
         rc = launch_run(&job, &opts);
         if (job.opts)
             launch_cleanup(&job);
     }
+    launch_free_hosts(&opts);
+    free(opts.pass);
     free(opts.xvars);
     free(opts.apps);
     return rc;

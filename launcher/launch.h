@@ -9,6 +9,9 @@
  *   report.c   what each rank is doing, asked for when --timeout expires
  *   store.c    the bootstrap store server;  output.c  forwarding of rank output
  *   stdin.c    forwarding of hintrun's stdin to the ranks (--stdin)
+ *   hosts.c    --host / --hostfile: the host list and the ranks dealt to each host
+ *   remote.c   the front of a job across hosts: TCP store, one agent per host, their exits
+ *   agent.c    hintrun --agent: runs one host's ranks for the front, reports their exits
  */
 #ifndef HINT_LAUNCHER_LAUNCH_H
 #define HINT_LAUNCHER_LAUNCH_H
@@ -16,6 +19,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "launcher/output.h"
@@ -33,6 +37,14 @@ enum { LAUNCH_BIND_DEFAULT = 0, LAUNCH_BIND_CORE = 1, LAUNCH_BIND_NONE = 2, LAUN
 enum { LAUNCH_MAP_CORE = 0, LAUNCH_MAP_L3 = 1, LAUNCH_MAP_NUMA = 2, LAUNCH_MAP_SOCKET = 3 };
 /* --stdin: a rank (>= 0), or one of these */
 enum { LAUNCH_STDIN_ALL = -1, LAUNCH_STDIN_NONE = -2 };
+
+/* A host of --host / --hostfile: its slots, and the world ranks dealt to it (first .. first+n-1;
+   hosts that get none are dropped, so every host in the list runs at least one rank). */
+struct launch_host {
+    char *name;
+    int slots;
+    int first, n;
+};
 
 /* One program of an MPMD command line (`-n 2 a : -n 3 b`): ranks first .. first+np-1. */
 struct launch_app {
@@ -61,6 +73,16 @@ struct launch_opts {
     double timeout;        /* seconds; 0 = none */
     char **xvars;          /* -x arguments, as given */
     int nx;
+    int stdin_given;       /* --stdin was on the command line */
+    struct launch_host *hosts; /* --host / --hostfile, after dealing: only hosts with ranks */
+    int nhosts;            /* 0: every rank on this machine */
+    const char *launch_agent; /* --launch-agent CMD (default "ssh") */
+    const char *store_addr;   /* --store-addr ADDR, or NULL */
+    /* What an agent is told to run (remote.c): argv[1..optend-1] marked in pass[] are the
+       options that apply on every host; the rest (-n, -x, --host...) are rebuilt or stay here. */
+    char **argv;
+    int optend;
+    unsigned char *pass;
 };
 
 struct launch_rank {
@@ -71,9 +93,28 @@ struct launch_rank {
     unsigned long asked_at; /* out[1].state_lines when asked */
 };
 
+/* The agent of one host, as the front sees it (remote.c). */
+struct launch_agent {
+    pid_t pid;             /* the launch agent command (ssh ...) */
+    int running;
+    int in_fd;             /* its stdin: the job's description, then kept open; EOF ends it */
+    struct output_stream out[2]; /* forwarded as they come: the agent tagged them already */
+};
+
 struct launch_job {
     const struct launch_opts *opts;
-    int np;
+    int np;                /* ranks this hintrun starts (an agent: its host's) */
+    int world_np;          /* ranks of the whole job */
+    int rank_base;         /* world rank of local rank 0 (an agent's first rank) */
+    int agent;             /* hintrun --agent (agent.c) */
+    int node_id, nnodes;   /* an agent's host index and the hosts of the job */
+    char host[256];        /* an agent: its host's name in the front's list */
+    int ctl_in;            /* an agent: stdin from the front (EOF: end the job); else -1 */
+    int ctl_fd;            /* an agent: its store connection (rank exits go there); else -1 */
+    int ctl_unacked;       /* an agent: EXITED reports not yet acknowledged */
+    struct launch_agent *agents; /* the front of a job across hosts: one per host */
+    int nagents;
+    char store_addr[128];  /* HINT_STORE of the ranks: "unix:@..." or "tcp:IP:PORT" */
     char jobid[17];
     char token[33];
     char sock[64];         /* store address: "@hint-<uid>-<jobid>", an abstract socket */
@@ -129,6 +170,38 @@ int launch_output_flags(const struct launch_opts *o);
 /* --output-filename: opens DIR/rank.N/stdout and stderr for every rank into the streams'
    destinations; 0 or 1 (with a message) */
 int launch_open_output_files(struct launch_job *job);
+
+/* hintrun.c: runs a parsed job (also an agent's); the exit status */
+int launch_run(struct launch_job *job, const struct launch_opts *o);
+/* How a rank or agent ended, from waitid: BOOT_EXIT_* and the status or signal. */
+void launch_exit_how(const siginfo_t *si, int *how, int *status);
+/* Prints why a rank failed; host is NULL on this machine. */
+void launch_report_failure(int rank, pid_t pid, int how, int status, int unfinished,
+                           const char *host);
+/* hintrun's exit status for a failed rank */
+int launch_failure_status(int how, int status);
+void launch_end_job(struct launch_job *job, int status, int sig, double grace);
+
+/* hosts.c: --host LIST and --hostfile FILE add hosts (0 or a usage status); launch_deal_hosts
+   gives N ranks (all slots when N is 0) to the hosts as blocks of consecutive ranks. */
+int launch_add_hosts(struct launch_opts *o, const char *list);
+int launch_read_hostfile(struct launch_opts *o, const char *path);
+int launch_deal_hosts(struct launch_opts *o);
+void launch_free_hosts(struct launch_opts *o);
+
+/* remote.c: the front of a job across hosts */
+int launch_remote_setup(struct launch_job *job);  /* 0 or an exit status */
+void launch_remote_check_exits(struct launch_job *job);  /* after SIGCHLD */
+void launch_remote_take_exits(struct launch_job *job);   /* after the store ran */
+void launch_remote_signal(struct launch_job *job, int sig);
+void launch_remote_cleanup(struct launch_job *job);
+
+/* agent.c: hintrun --agent; returns the exit status */
+int launch_agent_main(int argc, char **argv);
+void launch_agent_report_exit(struct launch_job *job, int rank, int how, int status);
+/* its descriptors for the poll loop (stdin from the front, store connection), and their events */
+size_t launch_agent_fill_poll(struct launch_job *job, struct pollfd *pfd);
+void launch_agent_handle(struct launch_job *job, const struct pollfd *pfd, size_t n);
 
 /* stdin.c: forwarding of hintrun's stdin into the pipes of the ranks --stdin names. */
 int launch_stdin_open(struct launch_job *job);  /* 0 or -1; before the ranks start */

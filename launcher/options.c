@@ -13,9 +13,10 @@ void launch_usage(FILE *to)
 {
     fprintf(to,
         "usage: hintrun -n N [options] PROGRAM [ARGS...] [: -n M PROGRAM2 [ARGS...]]...\n"
-        "Start N ranks of PROGRAM on this machine and serve their bootstrap store.\n"
+        "Start N ranks of PROGRAM on this machine (or on hosts) and serve their bootstrap store.\n"
         "\n"
-        "  -n, --np N              ranks to start (1..%d in all)\n"
+        "  -n, --np N              ranks to start (1..%d in all; with --host, at most the slots,\n"
+        "                          and all the slots when -n is not given)\n"
         "  PROG1 ARGS : -n M PROG2 MPMD: one job, one world; ranks of PROG2 follow those of PROG1\n"
         "  --bind-to core|l3|numa|socket|none\n"
         "                          pin each rank to its cores, or to the whole L3, NUMA node or\n"
@@ -34,6 +35,19 @@ void launch_usage(FILE *to)
         "  --nodes K               split the ranks into K virtual nodes on this machine: blocks of\n"
         "                          consecutive ranks, sizes differing by at most one, each with its\n"
         "                          own shared memory; bytes between them go through libfabric\n"
+        "  --host A[:SLOTS],B[:SLOTS],...\n"
+        "                          run the ranks on these hosts (SLOTS ranks each, default 1) as\n"
+        "                          blocks of consecutive ranks, one agent per host started through\n"
+        "                          the launch agent; each host is a node (HINT_NODE_ID)\n"
+        "  --hostfile FILE         hosts from FILE: one a line, 'host slots=N' or 'host:N', # comments\n"
+        "  --launch-agent CMD      how to start a host's agent (default: ssh): {host} in CMD is\n"
+        "                          replaced by the host, else the host is appended as ssh wants it;\n"
+        "                          e.g. --launch-agent 'ip netns exec {host}'\n"
+        "  --store-addr ADDR       the IP address of this machine that the hosts reach the store at\n"
+        "                          (default: HINT_STORE_ADDR, else the address of the route to the\n"
+        "                          first host that is not this machine)\n"
+        "  --agent                 internal: what the launch agent starts on each host; it reads\n"
+        "                          its job from stdin\n"
         "  --stdin all|none|RANK   which ranks get hintrun's stdin (default: rank 0; the others\n"
         "                          read /dev/null)\n"
         "  --tag-output            prefix each output line with [rank]\n"
@@ -48,7 +62,8 @@ void launch_usage(FILE *to)
         "\n"
         "Exit status: 0 when every rank exits 0; else the first failing rank's status, 128+signal\n"
         "for a rank killed by a signal, 1 for a rank that exits 0 after hint_init without\n"
-        "hint_finalize, 124 on timeout, 126/127 when PROGRAM cannot be run, 2 for a usage error.\n"
+        "hint_finalize, 124 on timeout, 126/127 when PROGRAM cannot be run, 2 for a usage error,\n"
+        "1 when a host's agent cannot be started.\n"
         "A failing rank ends the whole job. See docs/LAUNCHER.md.\n",
         LAUNCH_MAX_RANKS);
 }
@@ -118,7 +133,16 @@ static int take_value(int argc, char **argv, int *i, const char *name, int is_sh
 }
 
 enum opt_kind { OPT_NP, OPT_TIMEOUT, OPT_X, OPT_BIND, OPT_NODES, OPT_HIERARCHY, OPT_ORDER,
-                OPT_MAP, OPT_CPUS, OPT_STDIN, OPT_OUTDIR };
+                OPT_MAP, OPT_CPUS, OPT_STDIN, OPT_OUTDIR, OPT_HOST, OPT_HOSTFILE, OPT_AGENT_CMD,
+                OPT_STORE_ADDR };
+
+/* Options that an agent does not get as they are: the front keeps them (--timeout, --stdin, the
+   hosts) or rebuilds them (-n, -x with hintrun's values). */
+static int opt_front_only(enum opt_kind k)
+{
+    return k == OPT_NP || k == OPT_TIMEOUT || k == OPT_X || k == OPT_STDIN || k == OPT_HOST ||
+           k == OPT_HOSTFILE || k == OPT_AGENT_CMD || k == OPT_STORE_ADDR;
+}
 
 /* index of v in names[], or -1 */
 static int word_index(const char *v, const char *const names[], int n)
@@ -175,7 +199,7 @@ static int parse_nodes(const char *v, struct launch_opts *o)
 
 /* Handles one option that takes a value; returns -1 when done, 0 when argv[*i] was not one of
    these, else an exit status. */
-static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
+static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o, enum opt_kind *kind)
 {
     static const struct { const char *name; int is_short; enum opt_kind kind; } opts[] = {
         {"--np", 0, OPT_NP}, {"-np", 0, OPT_NP}, /* -np: the mpirun habit, before -n */
@@ -183,7 +207,9 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         {"--bind-to", 0, OPT_BIND}, {"--nodes", 0, OPT_NODES},
         {"--hierarchy", 0, OPT_HIERARCHY}, {"--order", 0, OPT_ORDER},
         {"--map-by", 0, OPT_MAP}, {"--cpus-per-rank", 0, OPT_CPUS}, {"--stdin", 0, OPT_STDIN},
-        {"--output-filename", 0, OPT_OUTDIR},
+        {"--output-filename", 0, OPT_OUTDIR}, {"--hostfile", 0, OPT_HOSTFILE},
+        {"--host", 0, OPT_HOST}, {"--launch-agent", 0, OPT_AGENT_CMD},
+        {"--store-addr", 0, OPT_STORE_ADDR},
     };
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         const char *v = NULL, *name = opts[k].name;
@@ -192,6 +218,7 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
             continue;
         if (m < 0)
             return usage_error("option %s needs a value", name);
+        *kind = opts[k].kind;
         switch (opts[k].kind) {
         case OPT_NP: return parse_count(name, v, 1, LAUNCH_MAX_RANKS, &o->np) ? 2 : -1;
         case OPT_TIMEOUT: return parse_seconds(name, v, &o->timeout) ? 2 : -1;
@@ -202,7 +229,19 @@ static int parse_valued(int argc, char **argv, int *i, struct launch_opts *o)
         case OPT_ORDER: o->order = v; return -1;
         case OPT_MAP: return parse_map_by(v, o);
         case OPT_CPUS: return parse_count(name, v, 1, LAUNCH_MAX_RANKS, &o->cpus_per_rank) ? 2 : -1;
-        case OPT_STDIN: return parse_stdin(v, o);
+        case OPT_STDIN: o->stdin_given = 1; return parse_stdin(v, o);
+        case OPT_HOST: return launch_add_hosts(o, v) ? 2 : -1;
+        case OPT_HOSTFILE: return launch_read_hostfile(o, v) ? 2 : -1;
+        case OPT_AGENT_CMD:
+            if (!*v)
+                return usage_error("--launch-agent needs a command");
+            o->launch_agent = v;
+            return -1;
+        case OPT_STORE_ADDR:
+            if (!*v)
+                return usage_error("--store-addr needs an IP address");
+            o->store_addr = v;
+            return -1;
         case OPT_OUTDIR:
             if (!*v)
                 return usage_error("--output-filename needs a directory");
@@ -268,16 +307,25 @@ static int check_combinations(const struct launch_opts *o)
     if (o->nodes > 1 && o->hierarchy)
         return usage_error("--hierarchy describes one machine's cores; virtual nodes (--nodes %d) share "
                            "them, so the two cannot go together", o->nodes);
+    if (o->nhosts && o->nodes > 1)
+        return usage_error("--nodes %d splits this machine into virtual nodes; with --host or "
+                           "--hostfile each host is one node, so the two cannot go together", o->nodes);
+    if (o->nhosts && o->stdin_given && o->stdin_rank != LAUNCH_STDIN_NONE)
+        return usage_error("--stdin: ranks on other hosts read /dev/null (only --stdin none goes "
+                           "with --host or --hostfile)");
+    if (!o->nhosts && (o->launch_agent || o->store_addr))
+        return usage_error("--launch-agent and --store-addr need --host or --hostfile");
     return -1;
 }
 
 int launch_parse_options(int argc, char **argv, struct launch_opts *o)
 {
-    *o = (struct launch_opts){.np = 0, .nodes = 1, .cpus_per_rank = 1};
+    *o = (struct launch_opts){.np = 0, .nodes = 1, .cpus_per_rank = 1, .argv = argv};
     /* -x may repeat up to once per argument; a program per ':' at most */
     o->xvars = calloc((size_t)argc + 1, sizeof *o->xvars);
     o->apps = calloc((size_t)argc + 1, sizeof *o->apps);
-    if (!o->xvars || !o->apps) {
+    o->pass = calloc((size_t)argc + 1, 1);
+    if (!o->xvars || !o->apps || !o->pass) {
         fprintf(stderr, "hintrun: out of memory\n");
         return 1;
     }
@@ -303,15 +351,24 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
         int f = word_index(a, flags, 4);
         if (f >= 0) {
             *flag_of[f] = 1;
+            o->pass[i] = 1;
             continue;
         }
-        int rc = parse_valued(argc, argv, &i, o);
+        if (strcmp(a, "--agent") == 0)
+            return usage_error("--agent is internal: a front hintrun with --host starts it through "
+                               "the launch agent and writes its job on its stdin");
+        enum opt_kind kind = OPT_NP;
+        int start = i;
+        int rc = parse_valued(argc, argv, &i, o, &kind);
         if (rc == 0)
             return usage_error("unknown option '%s'", a);
         if (rc > 0)
             return rc;
+        for (int k = start; k <= i; k++)
+            o->pass[k] = !opt_front_only(kind);
     }
-    if (o->np == 0)
+    o->optend = i;
+    if (o->np == 0 && !o->nhosts)
         return usage_error("the number of ranks is required: -n N");
     if (i >= argc || strcmp(argv[i], ":") == 0)
         return usage_error("no PROGRAM to run");
@@ -322,6 +379,14 @@ int launch_parse_options(int argc, char **argv, struct launch_opts *o)
     int rc = parse_more_apps(argc, argv, i, o);
     if (rc >= 0)
         return rc;
+    if (o->nhosts && o->apps[0].np == 0 && o->napps > 1)
+        return usage_error("with ':' every program needs its -n, the first one too");
+    if (o->nhosts && launch_deal_hosts(o) != 0)
+        return 2;
+    if (o->apps[0].np == 0)
+        o->apps[0].np = o->np; /* --host without -n: every slot */
+    if (o->nhosts && !o->stdin_given)
+        o->stdin_rank = LAUNCH_STDIN_NONE; /* the front's stdin feeds the agents */
     return check_combinations(o);
 }
 

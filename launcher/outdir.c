@@ -48,7 +48,7 @@ static int outdir_open_rank(struct launch_job *job, int rank)
 {
     static const char *const names[2] = {"stdout", "stderr"};
     char dir[PATH_MAX], file[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s/rank.%d", job->opts->output_dir, rank);
+    snprintf(dir, sizeof dir, "%s/rank.%d", job->opts->output_dir, job->rank_base + rank);
     if (outdir_make_dirs(dir) != 0) {
         fprintf(stderr, "hintrun: --output-filename: cannot create %s: %s\n", dir, strerror(errno));
         return 1;

@@ -235,15 +235,17 @@ static char **launch_rank_env(const struct launch_job *job, int rank, size_t *nb
         if (x[launch_name_len(x)] || v)
             env[k++] = v ? launch_env_str(x, "", v) : strdup(x);
     }
-    env[k++] = launch_env_fmt("HINT_RANK", "%ld", rank);
-    env[k++] = launch_env_fmt("HINT_SIZE", "%ld", job->np);
-    struct launch_node nd = launch_node_of(job->np, o->nodes, rank);
+    env[k++] = launch_env_fmt("HINT_RANK", "%ld", job->rank_base + rank);
+    env[k++] = launch_env_fmt("HINT_SIZE", "%ld", job->world_np);
+    /* an agent's ranks are its host's node; else --nodes deals this machine's ranks */
+    struct launch_node nd = job->agent ? (struct launch_node){job->node_id, 0, job->np}
+                                       : launch_node_of(job->np, o->nodes, rank);
     env[k++] = launch_env_fmt("HINT_LOCAL_RANK", "%ld", rank - nd.first);
     env[k++] = launch_env_fmt("HINT_LOCAL_SIZE", "%ld", nd.size);
     env[k++] = launch_env_fmt("HINT_NODE_ID", "%ld", nd.id);
-    env[k++] = launch_env_fmt("HINT_NNODES", "%ld", o->nodes);
+    env[k++] = launch_env_fmt("HINT_NNODES", "%ld", job->nnodes);
     env[k++] = launch_env_str("HINT_JOBID", "", job->jobid);
-    env[k++] = launch_env_str("HINT_STORE", "unix:", job->sock);
+    env[k++] = launch_env_str("HINT_STORE", "", job->store_addr);
     env[k++] = launch_env_str("HINT_TOKEN", "", job->token);
     env[k++] = launch_env_fmt("HINT_OVERSUBSCRIBED", "%ld", job->oversubscribed);
     env[k++] = launch_env_fmt("HINT_LAUNCHER_PID", "%ld", (long)getpid());
@@ -290,11 +292,11 @@ static void launch_child(const struct launch_job *job, int rank, int outw, int e
         in = open("/dev/null", O_RDONLY);
     if (in < 0 || dup2(in, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
         _exit(126);
-    const struct launch_app *app = launch_app_of(job->opts, rank);
+    const struct launch_app *app = launch_app_of(job->opts, job->rank_base + rank);
     const char *prog = job->progs[app - job->opts->apps];
     execve(prog, app->argv, env);
     int e = errno;
-    dprintf(2, "hintrun: rank %d: cannot execute %s: %s\n", rank, prog, strerror(e));
+    dprintf(2, "hintrun: rank %d: cannot execute %s: %s\n", job->rank_base + rank, prog, strerror(e));
     _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 

@@ -17,6 +17,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include "hint.h"
@@ -29,6 +32,7 @@ enum store_wait { STORE_WAIT_NONE, STORE_WAIT_GET, STORE_WAIT_FENCE };
 struct store_conn {
     int fd;
     int rank;                         /* -1 until a HELLO is accepted */
+    int agent;                        /* 1 + node of an accepted AGENT, else 0 */
     pid_t pid;                        /* from SO_PEERCRED, for messages */
     unsigned char hdr_raw[BOOT_HDR_LEN];
     size_t hdr_got;
@@ -60,7 +64,12 @@ struct store_rank {
 
 struct store {
     int listen_fd;
+    int tcp_fd;            /* -1 unless store_listen_tcp */
     int nranks;
+    int nagents;
+    int *agent_joined;     /* [nagents] */
+    struct store_exit *exits; /* reports of store_take_exit, oldest first */
+    size_t nexits, exits_taken, max_exits;
     char token[BOOT_TOKEN_LEN];
     struct store_rank *ranks;
     struct store_conn **conns;
@@ -334,7 +343,7 @@ static int store_rank_connected(const struct store *s, int rank)
 static void store_on_hello(struct store *s, struct store_conn *c, struct boot_rd *r)
 {
     uint32_t rank = boot_rd_u32(r);
-    (void)boot_rd_u32(r); /* the client's own pid: SO_PEERCRED is the one to trust */
+    uint32_t pid = boot_rd_u32(r); /* the client's own word: SO_PEERCRED is the one to trust */
     const unsigned char *token = boot_rd_bytes(r, BOOT_TOKEN_LEN);
     if (r->bad || !token) {
         store_reject(s, c, "malformed HELLO");
@@ -353,7 +362,53 @@ static void store_on_hello(struct store *s, struct store_conn *c, struct boot_rd
         return;
     }
     c->rank = (int)rank;
+    if (c->pid == 0) /* TCP: no SO_PEERCRED; the rank's word is all there is, for messages */
+        c->pid = (pid_t)pid;
     s->ranks[rank].joined = 1;
+    store_reply_ok(c);
+}
+
+/* The agent of a host (launcher/agent.c): it reports its ranks' exits on this connection. */
+static void store_on_agent(struct store *s, struct store_conn *c, struct boot_rd *r)
+{
+    uint32_t node = boot_rd_u32(r);
+    uint32_t pid = boot_rd_u32(r);
+    const unsigned char *token = boot_rd_bytes(r, BOOT_TOKEN_LEN);
+    if (r->bad || !token || r->off != r->len) {
+        store_reject(s, c, "malformed AGENT");
+        return;
+    }
+    if (!boot_ct_equal(token, s->token, BOOT_TOKEN_LEN)) {
+        store_reject(s, c, "wrong job token");
+        return;
+    }
+    if (node >= (uint32_t)s->nagents || s->agent_joined[node]) {
+        store_reject(s, c, "AGENT with a host outside the job, or a second agent for a host");
+        return;
+    }
+    c->agent = (int)node + 1;
+    c->pid = (pid_t)pid;
+    s->agent_joined[node] = 1;
+    store_reply_ok(c);
+}
+
+static void store_on_exited(struct store *s, struct store_conn *c, struct boot_rd *r)
+{
+    struct store_exit e = {.node = c->agent - 1};
+    e.rank = (int)boot_rd_u32(r);
+    e.pid = (pid_t)boot_rd_u32(r);
+    e.how = (int)boot_rd_u32(r);
+    e.status = (int)boot_rd_u32(r);
+    if (r->bad || r->off != r->len || e.rank < 0 || e.rank >= s->nranks || e.how < BOOT_EXIT_STATUS ||
+        e.how > BOOT_EXIT_CORE) {
+        store_reject(s, c, "malformed EXITED");
+        return;
+    }
+    if (s->nexits == s->max_exits) {
+        store_reject(s, c, "more EXITED reports than the job has ranks");
+        return;
+    }
+    s->exits[s->nexits++] = e;
     store_reply_ok(c);
 }
 
@@ -443,16 +498,30 @@ static void store_on_abort(struct store *s, struct store_conn *c, struct boot_rd
 static void store_dispatch(struct store *s, struct store_conn *c)
 {
     struct boot_rd r = {.p = c->body, .len = c->hdr.len};
-    if (c->rank < 0 && c->hdr.op != BOOT_OP_HELLO) {
+    int hello = c->hdr.op == BOOT_OP_HELLO || c->hdr.op == BOOT_OP_AGENT;
+    if (c->rank < 0 && !c->agent && !hello) {
         store_reject(s, c, "the first frame must be HELLO");
+        return;
+    }
+    if (c->agent && c->hdr.op != BOOT_OP_EXITED) {
+        store_reject(s, c, "an agent connection only reports rank exits");
         return;
     }
     switch (c->hdr.op) {
     case BOOT_OP_HELLO:
+    case BOOT_OP_AGENT:
         if (c->rank >= 0)
             store_reject(s, c, "second HELLO on one connection");
+        else if (c->hdr.op == BOOT_OP_AGENT)
+            store_on_agent(s, c, &r);
         else
             store_on_hello(s, c, &r);
+        break;
+    case BOOT_OP_EXITED:
+        if (!c->agent)
+            store_reject(s, c, "EXITED from a connection that is not an agent's");
+        else
+            store_on_exited(s, c, &r);
         break;
     case BOOT_OP_PUT: store_on_put(s, c, &r); break;
     case BOOT_OP_GET: store_on_get(s, c, &r); break;
@@ -498,7 +567,8 @@ static int store_recv_frame(struct store *s, struct store_conn *c)
             return 0;
         boot_hdr_decode(c->hdr_raw, &c->hdr);
         const char *bad = boot_hdr_check(&c->hdr, 1);
-        if (!bad && c->rank < 0 && c->hdr.op != BOOT_OP_HELLO)
+        if (!bad && c->rank < 0 && !c->agent && c->hdr.op != BOOT_OP_HELLO &&
+            c->hdr.op != BOOT_OP_AGENT)
             bad = "the first frame must be HELLO";
         if (bad) {
             store_reject(s, c, bad);
@@ -558,10 +628,10 @@ static void store_conn_free(struct store_conn *c)
 /* Accepts while there is room; beyond max_conns, connections wait in the listen backlog (the
    clients' connect blocks) until others close, so a flood slows the store down but cannot make
    it drop a rank's connection. */
-static void store_accept(struct store *s)
+static void store_accept(struct store *s, int listen_fd)
 {
     while (s->nconns < s->max_conns) {
-        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
@@ -583,7 +653,9 @@ static void store_accept(struct store *s)
         }
         struct ucred cred = {0};
         socklen_t clen = sizeof cred;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+        if (listen_fd == s->tcp_fd) /* small request-reply frames: never wait for Nagle */
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+        else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
             c->pid = cred.pid;
         c->fd = fd;
         c->rank = -1;
@@ -619,6 +691,7 @@ int store_open(struct store **out, const char *path, int nranks, const char *tok
     if (!s)
         goto out;
     s->listen_fd = -1;
+    s->tcp_fd = -1;
     s->nranks = nranks;
     memcpy(s->token, token, BOOT_TOKEN_LEN);
     /* room for every rank, a reconnect or two each, and a few strays */
@@ -660,6 +733,10 @@ void store_close(struct store *s)
         store_conn_free(s->conns[i]);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
+    if (s->tcp_fd >= 0)
+        close(s->tcp_fd);
+    free(s->agent_joined);
+    free(s->exits);
     store_kv_free_all(s);
     free(s->conns);
     free(s->ranks);
@@ -668,16 +745,16 @@ void store_close(struct store *s)
 
 size_t store_max_pollfds(const struct store *s)
 {
-    return 1 + s->max_conns;
+    return 2 + s->max_conns;
 }
 
 size_t store_fill_pollfds(struct store *s, struct pollfd *pfd)
 {
     size_t n = 0;
     /* not listening while full: see store_accept */
-    pfd[n++] = (struct pollfd){.fd = s->listen_fd,
-                               .events = s->nconns < s->max_conns && !s->accept_paused
-                                             ? POLLIN : 0};
+    short lev = s->nconns < s->max_conns && !s->accept_paused ? POLLIN : 0;
+    pfd[n++] = (struct pollfd){.fd = s->listen_fd, .events = lev};
+    pfd[n++] = (struct pollfd){.fd = s->tcp_fd, .events = lev}; /* -1: poll skips it */
     for (size_t i = 0; i < s->nconns; i++) {
         struct store_conn *c = s->conns[i];
         /* POLLRDHUP: notice a peer that leaves while we are not reading it */
@@ -693,9 +770,9 @@ size_t store_fill_pollfds(struct store *s, struct pollfd *pfd)
 
 void store_handle(struct store *s, const struct pollfd *pfd, size_t n)
 {
-    /* pfd[1..] match conns[0..] as filled; connections accepted now come after them */
-    for (size_t i = 1; i < n && i - 1 < s->nconns; i++) {
-        struct store_conn *c = s->conns[i - 1];
+    /* pfd[2..] match conns[0..] as filled; connections accepted now come after them */
+    for (size_t i = 2; i < n && i - 2 < s->nconns; i++) {
+        struct store_conn *c = s->conns[i - 2];
         short re = pfd[i].revents;
         if (re & POLLOUT)
             store_flush(c);
@@ -705,7 +782,9 @@ void store_handle(struct store *s, const struct pollfd *pfd, size_t n)
             c->dead = 1;
     }
     if (n > 0 && (pfd[0].revents & POLLIN))
-        store_accept(s);
+        store_accept(s, s->listen_fd);
+    if (n > 1 && s->tcp_fd >= 0 && (pfd[1].revents & POLLIN))
+        store_accept(s, s->tcp_fd);
     store_reap(s);
     store_check_fence_orphaned(s);
     store_check_stalled(s);
@@ -741,5 +820,63 @@ int store_take_abort(struct store *s, struct store_abort *a)
     s->abort_pending = 0;
     s->abort_taken = 1;
     *a = s->abort;
+    return 1;
+}
+
+int store_listen_tcp(struct store *s, const char *ip, int nagents, char *addr, size_t cap)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+    struct addrinfo *ai = NULL;
+    int rc = getaddrinfo(ip, "0", &hints, &ai);
+    if (rc != 0) {
+        store_log("cannot listen on %s: not a numeric IP address (%s)", ip, gai_strerror(rc));
+        return -1;
+    }
+    /* room for the agents' connections too */
+    size_t max = s->max_conns + (size_t)nagents;
+    struct store_conn **conns = realloc(s->conns, max * sizeof *conns);
+    if (conns)
+        s->conns = conns;
+    s->agent_joined = calloc((size_t)nagents, sizeof *s->agent_joined);
+    s->exits = calloc((size_t)s->nranks, sizeof *s->exits);
+    if (!conns || !s->agent_joined || !s->exits) {
+        freeaddrinfo(ai);
+        store_log("out of memory");
+        return -1;
+    }
+    s->max_conns = max;
+    s->nagents = nagents;
+    s->max_exits = (size_t)s->nranks;
+    struct sockaddr_storage sa;
+    socklen_t salen = sizeof sa;
+    s->tcp_fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->tcp_fd < 0 || bind(s->tcp_fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+        listen(s->tcp_fd, SOMAXCONN) < 0 || getsockname(s->tcp_fd, (struct sockaddr *)&sa, &salen) < 0) {
+        store_log("cannot listen on TCP address %s: %s (give an address of this host that the "
+                  "other hosts reach: --store-addr ADDR)", ip, strerror(errno));
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (getnameinfo((struct sockaddr *)&sa, salen, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        store_log("getnameinfo of the TCP store address failed");
+        return -1;
+    }
+    int len = snprintf(addr, cap, strchr(host, ':') ? "tcp:[%s]:%s" : "tcp:%s:%s", host, port);
+    return len > 0 && (size_t)len < cap ? 0 : -1;
+}
+
+int store_agent_joined(const struct store *s, int node)
+{
+    return node >= 0 && node < s->nagents && s->agent_joined[node];
+}
+
+int store_take_exit(struct store *s, struct store_exit *e)
+{
+    if (s->exits_taken >= s->nexits)
+        return 0;
+    *e = s->exits[s->exits_taken++];
     return 1;
 }

@@ -19,6 +19,10 @@ struct store;
 /* Listens on a new Unix socket at path ("@name": an abstract socket, see boot_unix_addr) for a job of nranks ranks whose secret is token
    (BOOT_TOKEN_LEN hex digits). Returns 0, or -1 with a message printed. */
 int store_open(struct store **out, const char *path, int nranks, const char *token);
+/* Also listens on TCP at ip (port chosen by the kernel), for a job whose ranks run on nagents
+   hosts, each with its agent (hintrun --agent) connected too. Writes the address ranks and
+   agents connect to, "tcp:IP:PORT", into addr. Returns 0, or -1 with a message printed. */
+int store_listen_tcp(struct store *s, const char *ip, int nagents, char *addr, size_t cap);
 /* Closes every connection and the listening socket (a socket file is the caller's). */
 void store_close(struct store *s);
 
@@ -47,5 +51,19 @@ struct store_abort {
 };
 /* Returns 1 and fills *a once after a rank sent ABORT, else 0. */
 int store_take_abort(struct store *s, struct store_abort *a);
+
+/* 1 once the agent of host node has connected with the job's token. */
+int store_agent_joined(const struct store *s, int node);
+
+/* A rank on another host has exited, as its host's agent reported (EXITED). */
+struct store_exit {
+    int node;          /* the host whose agent reported it */
+    int rank;
+    pid_t pid;         /* on that host */
+    int how;           /* BOOT_EXIT_* */
+    int status;        /* exit status or signal */
+};
+/* Returns 1 and fills *e with the oldest report not yet taken, else 0. */
+int store_take_exit(struct store *s, struct store_exit *e);
 
 #endif

@@ -2,7 +2,8 @@
  * runtime/boot_client.c — the bootstrap client (API in runtime/boot.h, wire format in
  * runtime/boot_proto.h).
  *
- * One blocking connection per process to the store that hintrun serves. Every request gets
+ * One blocking connection per process to the store that hintrun serves (a Unix socket, or TCP
+ * when the job spans hosts). Every request gets
  * exactly one reply, in order, so the client is a simple send-then-wait. If hintrun goes away
  * the socket reads EOF and every call fails with HINT_ERR_BOOTSTRAP instead of hanging.
  * A singleton (no HINT_RANK) keeps its key-value pairs in process memory, so code that puts its
@@ -10,7 +11,11 @@
  * Not thread-safe: the runtime calls it from one thread (hint is FUNNELED).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,19 +110,38 @@ static int boot_env_geometry(struct boot_info *in)
     return HINT_SUCCESS;
 }
 
-/* Parses HINT_STORE ("unix:/path", or "unix:@name" for an abstract socket) into an address. */
-static int boot_env_store(struct sockaddr_un *sa, socklen_t *salen)
+/* Where the store is: a Unix socket on this host, or TCP (a job across hosts). */
+struct boot_addr {
+    int tcp;
+    struct sockaddr_un sa;
+    socklen_t salen;
+    char host[256], port[16];
+    const char *text;      /* HINT_STORE, for messages */
+};
+
+/* Parses HINT_STORE: "unix:/path", "unix:@name" (an abstract socket), "tcp:HOST:PORT" or
+   "tcp:[IPv6]:PORT". */
+static int boot_env_store(struct boot_addr *a)
 {
     const char *s = getenv("HINT_STORE");
+    a->text = s;
+    if (s && strncmp(s, "tcp:", 4) == 0) {
+        a->tcp = 1;
+        if (boot_tcp_split(s + 4, a->host, sizeof a->host, a->port, sizeof a->port) != 0) {
+            boot_log("HINT_STORE='%s' is not of the form tcp:HOST:PORT or tcp:[IPv6]:PORT", s);
+            return HINT_ERR_BOOTSTRAP;
+        }
+        return HINT_SUCCESS;
+    }
     if (!s || strncmp(s, "unix:", 5) != 0) {
-        boot_log("HINT_STORE='%s' is not a store address of the form unix:/path or unix:@name "
-                 "(tcp: is not supported yet)", s ? s : "(unset)");
+        boot_log("HINT_STORE='%s' is not a store address of the form unix:/path, unix:@name or "
+                 "tcp:HOST:PORT", s ? s : "(unset)");
         return HINT_ERR_BOOTSTRAP;
     }
     const char *path = s + 5;
-    if (boot_unix_addr(path, sa, salen) != 0) {
+    if (boot_unix_addr(path, &a->sa, &a->salen) != 0) {
         boot_log("HINT_STORE path '%s' is empty or longer than %zu bytes", path,
-                 sizeof sa->sun_path - 1);
+                 sizeof a->sa.sun_path - 1);
         return HINT_ERR_BOOTSTRAP;
     }
     return HINT_SUCCESS;
@@ -260,7 +284,7 @@ static int boot_expect_ok(const char *what)
     return HINT_SUCCESS;
 }
 
-static int boot_connect(const struct sockaddr_un *sa, socklen_t salen)
+static int boot_connect_unix(const struct boot_addr *a)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -269,16 +293,78 @@ static int boot_connect(const struct sockaddr_un *sa, socklen_t salen)
     }
     int rc;
     do
-        rc = connect(fd, (const struct sockaddr *)sa, salen);
+        rc = connect(fd, (const struct sockaddr *)&a->sa, a->salen);
     while (rc < 0 && errno == EINTR);
     if (rc < 0) {
         boot_log("cannot connect to hintrun's store at %s: %s (has hintrun exited?)",
-                 getenv("HINT_STORE") + 5, strerror(errno));
+                 a->text + 5, strerror(errno));
         close(fd);
         return HINT_ERR_BOOTSTRAP;
     }
     boot.fd = fd;
     return HINT_SUCCESS;
+}
+
+/* One non-blocking connect, waited for at most ms; 0 or an errno. */
+static int boot_connect_one(int fd, const struct addrinfo *ai, int ms)
+{
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen), err = rc == 0 ? 0 : errno;
+    if (err == EINPROGRESS || err == EINTR) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        do
+            rc = poll(&p, 1, ms);
+        while (rc < 0 && errno == EINTR);
+        socklen_t len = sizeof err;
+        if (rc == 0)
+            err = ETIMEDOUT;
+        else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            err = errno;
+    }
+    fcntl(fd, F_SETFL, fl);
+    return err;
+}
+
+/* A store on another host: each address of HOST in turn, each for at most
+   BOOT_TCP_CONNECT_MS, so an unreachable store is an error within seconds, not a hang. */
+#define BOOT_TCP_CONNECT_MS 10000
+static int boot_connect_tcp(const struct boot_addr *a)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *list = NULL;
+    int rc = getaddrinfo(a->host, a->port, &hints, &list), err = 0;
+    if (rc != 0) {
+        boot_log("cannot reach hintrun's store at %s: cannot resolve %s: %s", a->text, a->host,
+                 gai_strerror(rc));
+        return HINT_ERR_BOOTSTRAP;
+    }
+    for (struct addrinfo *ai = list; ai && boot.fd < 0; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if ((err = boot_connect_one(fd, ai, BOOT_TCP_CONNECT_MS)) != 0) {
+            close(fd);
+            continue;
+        }
+        /* small request-reply frames: never wait for Nagle */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+        boot.fd = fd;
+    }
+    freeaddrinfo(list);
+    if (boot.fd < 0) {
+        boot_log("cannot reach hintrun's store at %s: %s (is hintrun still running, and does "
+                 "this host reach that address? hintrun --store-addr ADDR picks another)",
+                 a->text, strerror(err));
+        return HINT_ERR_BOOTSTRAP;
+    }
+    return HINT_SUCCESS;
+}
+
+static int boot_connect(const struct boot_addr *a)
+{
+    return a->tcp ? boot_connect_tcp(a) : boot_connect_unix(a);
 }
 
 static int boot_hello(const char *token)
@@ -377,8 +463,7 @@ int boot_init(struct boot_info *info)
 {
     int st = HINT_SUCCESS;
     const char *jobid = NULL, *token = NULL;
-    struct sockaddr_un sa;
-    socklen_t salen = 0;
+    struct boot_addr addr = {0};
     if (!info)
         return HINT_ERR_ARG;
     if (boot.active) {
@@ -391,10 +476,10 @@ int boot_init(struct boot_info *info)
     }
     boot.info = (struct boot_info){0};
     if ((st = boot_env_geometry(&boot.info)) || (st = boot_env_hex("HINT_JOBID", 16, &jobid)) ||
-        (st = boot_env_hex("HINT_TOKEN", BOOT_TOKEN_LEN, &token)) || (st = boot_env_store(&sa, &salen)))
+        (st = boot_env_hex("HINT_TOKEN", BOOT_TOKEN_LEN, &token)) || (st = boot_env_store(&addr)))
         goto out;
     memcpy(boot.info.jobid, jobid, BOOT_JOBID_LEN + 1);
-    if ((st = boot_connect(&sa, salen)))
+    if ((st = boot_connect(&addr)))
         goto out;
     if ((st = boot_hello(token)))
         goto out;

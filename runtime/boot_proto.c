@@ -112,6 +112,8 @@ size_t boot_op_body_max(enum boot_op op)
     case BOOT_OP_FENCE: return 4;
     case BOOT_OP_ABORT: return 4 + 2 + BOOT_MSG_MAX;
     case BOOT_OP_BYE: return 0;
+    case BOOT_OP_AGENT: return 8 + BOOT_TOKEN_LEN;
+    case BOOT_OP_EXITED: return 16;
     case BOOT_OP_OK: return 0;
     case BOOT_OP_VALUE: return 4 + BOOT_VAL_MAX;
     case BOOT_OP_ERROR: return 4 + 2 + BOOT_MSG_MAX;
@@ -128,6 +130,8 @@ const char *boot_op_name(unsigned op)
     case BOOT_OP_FENCE: return "FENCE";
     case BOOT_OP_ABORT: return "ABORT";
     case BOOT_OP_BYE: return "BYE";
+    case BOOT_OP_AGENT: return "AGENT";
+    case BOOT_OP_EXITED: return "EXITED";
     case BOOT_OP_OK: return "OK";
     case BOOT_OP_VALUE: return "VALUE";
     case BOOT_OP_ERROR: return "ERROR";
@@ -137,7 +141,7 @@ const char *boot_op_name(unsigned op)
 
 static int op_is_request(unsigned op)
 {
-    return op >= BOOT_OP_HELLO && op <= BOOT_OP_BYE;
+    return op >= BOOT_OP_HELLO && op <= BOOT_OP_EXITED;
 }
 
 static int op_is_reply(unsigned op)
@@ -230,5 +234,31 @@ int boot_unix_addr(const char *path, struct sockaddr_un *sa, socklen_t *len)
     } else {
         *len = (socklen_t)sizeof *sa;
     }
+    return 0;
+}
+
+int boot_tcp_split(const char *addr, char *host, size_t hcap, char *port, size_t pcap)
+{
+    const char *h = addr, *colon;
+    size_t hlen;
+    if (addr[0] == '[') {
+        const char *close = strchr(addr, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        h = addr + 1;
+        hlen = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (!colon)
+            return -1;
+        hlen = (size_t)(colon - addr);
+    }
+    size_t plen = strlen(colon + 1);
+    if (hlen == 0 || hlen >= hcap || plen == 0 || plen >= pcap)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    memcpy(port, colon + 1, plen + 1);
     return 0;
 }

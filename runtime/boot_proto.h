@@ -20,11 +20,17 @@
  *   ABORT  i32 code, u16 mlen, msg[mlen]
  *   BYE    (empty)                           hint_finalize (boot_fini): hintrun counts a rank
  *                                            that said HELLO and exits without BYE as failed
+ *   AGENT  u32 node, u32 pid, u8 token[32]   instead of HELLO: the agent of host `node`
+ *                                            (hintrun --agent, launcher/agent.c), not a rank
+ *   EXITED u32 rank, u32 pid, u32 how, u32 status   agents only: a rank of theirs has exited
+ *                                            (how: BOOT_EXIT_*; status: exit code or signal)
  * Replies (server -> client), exactly one per request, in request order:
  *   OK     (empty)                           HELLO, PUT, FENCE, ABORT, BYE
  *   VALUE  u32 vlen, val[vlen]               GET
  *   ERROR  u32 status (HINT_ERR_*), u16 mlen, msg[mlen]; the server may close afterwards
  * Keys are 1..255 bytes of any value except NUL; values 0..1 MiB.
+ * The store listens on an abstract Unix socket ("unix:@name") and, for jobs across hosts, on TCP
+ * ("tcp:HOST:PORT", "tcp:[IPv6]:PORT"); the token authenticates every connection on both.
  */
 #ifndef HINT_RUNTIME_BOOT_PROTO_H
 #define HINT_RUNTIME_BOOT_PROTO_H
@@ -52,10 +58,15 @@ enum boot_op {
     BOOT_OP_FENCE = 4,
     BOOT_OP_ABORT = 5,
     BOOT_OP_BYE = 6,
+    BOOT_OP_AGENT = 7,
+    BOOT_OP_EXITED = 8,
     BOOT_OP_OK = 64,
     BOOT_OP_VALUE = 65,
     BOOT_OP_ERROR = 66,
 };
+
+/* EXITED's how */
+enum boot_exit_how { BOOT_EXIT_STATUS = 0, BOOT_EXIT_SIGNAL = 1, BOOT_EXIT_CORE = 2 };
 
 struct boot_hdr {
     uint32_t magic;
@@ -117,6 +128,9 @@ int boot_abort_status(int code);
    SIGKILL). Returns 0 with *len the address length to bind or connect with, -1 when path is
    empty or longer than a sockaddr_un holds. */
 int boot_unix_addr(const char *path, struct sockaddr_un *sa, socklen_t *len);
+/* Splits "HOST:PORT" or "[IPv6]:PORT" (the part after "tcp:") into host and port strings.
+   Returns 0, or -1 when either part is missing or too long for its buffer. */
+int boot_tcp_split(const char *addr, char *host, size_t hcap, char *port, size_t pcap);
 /* Compares n bytes in time independent of where they differ (for the token). */
 int boot_ct_equal(const void *a, const void *b, size_t n);
 

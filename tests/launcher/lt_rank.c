@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netdb.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,11 +345,28 @@ static int mode_orphan(void)
 
 /* ---------------------------------------------------------------- raw clients */
 
+/* A store across hosts (hintrun --host): the same refusals over TCP. */
+static int raw_connect_tcp(const char *s)
+{
+    char host[256], port[16];
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (boot_tcp_split(s + 4, host, sizeof host, port, sizeof port) != 0 ||
+        getaddrinfo(host, port, &hints, &ai) != 0)
+        fail("bad tcp: HINT_STORE %s", s);
+    int fd = socket(ai->ai_family, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0)
+        fail("connect to %s: %s", s, strerror(errno));
+    freeaddrinfo(ai);
+    return fd;
+}
+
 static int raw_connect(void)
 {
     struct sockaddr_un sa;
     socklen_t salen;
     const char *s = getenv("HINT_STORE");
+    if (s && strncmp(s, "tcp:", 4) == 0)
+        return raw_connect_tcp(s);
     if (!s || strncmp(s, "unix:", 5) != 0 || boot_unix_addr(s + 5, &sa, &salen) != 0)
         fail("no unix: HINT_STORE");
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
