@@ -44,11 +44,10 @@ void nbc_bcast(struct sched *s, const struct coll_args *a)
             nbc_send(s, a->rbuf, a->block, &a->rl, (v + mask + a->root) % P);
 }
 
-/* acc = acc op tmp, acc holding the lower ranks' operands: tmp = acc op tmp, then back to acc. */
+/* acc = acc op tmp, acc holding the lower ranks' operands (tmp is scratch). */
 static void reduce_left(struct sched *s, const struct coll_args *a, char *acc, char *tmp)
 {
-    sched_reduce(s, acc, tmp, a->count);
-    sched_copy(s, tmp, a->block, NULL, acc, a->block, NULL);
+    sched_reduce_after(s, tmp, acc, a->count, a->block);
 }
 
 /* The input, dense: the send buffer itself, or packed from its layout into `into`. */

@@ -12,14 +12,15 @@
 #include "runtime/runtime.h"
 #include "runtime/transport.h"
 
-enum step_kind { SC_SEND, SC_RECV, SC_COPY, SC_REDUCE, SC_ROUND };
+enum step_kind { SC_SEND, SC_RECV, SC_COPY, SC_REDUCE, SC_REDUCE_AFTER, SC_ROUND };
 
 struct step {
     uint8_t kind;          /* enum step_kind */
     int peer;              /* send, receive: a rank of the group */
     const void *src;       /* send: the data; copy, reduce: the input */
     void *dst;             /* receive: where it lands; copy: the output; reduce: inout */
-    size_t scount, dcount; /* elements of st / dt (bytes when the type is NULL); reduce: scount */
+    size_t scount, dcount; /* elements of st / dt (bytes when the type is NULL); reduce: scount
+                              elements, reduce_after: dcount its bytes */
     hint_type st, dt;      /* held (dt_retain) until the schedule is freed */
 };
 
@@ -132,6 +133,11 @@ void sched_reduce(struct sched *s, const void *in, void *inout, size_t count)
     add(s, (struct step){.kind = SC_REDUCE, .src = in, .dst = inout, .scount = count});
 }
 
+void sched_reduce_after(struct sched *s, void *in, void *inout, size_t count, size_t bytes)
+{
+    add(s, (struct step){.kind = SC_REDUCE_AFTER, .src = in, .dst = inout, .scount = count, .dcount = bytes});
+}
+
 void sched_round(struct sched *s) { add(s, (struct step){.kind = SC_ROUND}); }
 
 static void sched_free(struct sched *s)
@@ -179,6 +185,9 @@ static void run_step(struct sched *s, const struct step *p)
         break;
     case SC_COPY: run_copy(s, p); break;
     case SC_REDUCE: op_reduce(s->op, s->basic, p->src, p->dst, p->scount); break;
+    case SC_REDUCE_AFTER:
+        op_reduce_ordered(s->op, s->basic, (void *)p->src, p->dst, p->scount, p->dcount, false);
+        break;
     default: break;
     }
     if (st != HINT_SUCCESS)

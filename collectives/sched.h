@@ -50,6 +50,9 @@ void sched_copy(struct sched *s, const void *src, size_t scount, hint_type st, v
 /* inout = in op inout over count elements of the call's kind (the op's own order: in is the
    left operand, as the ranks before inout's). */
 void sched_reduce(struct sched *s, const void *in, void *inout, size_t count);
+/* inout = inout op in, in holding the higher ranks' operand (`bytes` of scratch: an op that does
+   not commute is computed there and copied back; one that commutes goes straight into inout). */
+void sched_reduce_after(struct sched *s, void *in, void *inout, size_t count, size_t bytes);
 /* Ends the current round: the steps added after it wait until the round's requests complete. */
 void sched_round(struct sched *s);
 

@@ -4,7 +4,8 @@
  * Every i-collective is checked against its blocking call on the same inputs (run first, into a
  * second receive area; the blocking calls are checked against references by coll_check), and the
  * reductions, bcast, gather and alltoall also against values computed here, at 0 B, an odd size
- * and 64 KiB, with roots 0 and P - 1, in place where MPI allows it and with derived types. Then
+ * and 64 KiB, with roots 0 and P - 1, in place where MPI allows it and with derived types; the
+ * reductions also with a user op that does not commute (rank order checked). Then
  * what makes them nonblocking: several in flight on one group completed in reverse order; in
  * flight across a user receive for any source and tag, user point-to-point and blocking
  * collectives on the same group; in flight on the world, a dup and a split at once; completed by
@@ -484,6 +485,82 @@ static void t_derived(void)
     free(ref);
 }
 
+/* A user op that does not commute: affine maps x -> m x + c (two uint32, wrapping), "in then
+   inout" composed, so only rank order gives the reference. */
+static void compose(const void *in_, void *inout_, size_t count, hint_type t)
+{
+    (void)t;
+    const uint32_t *a = in_;
+    uint32_t *b = inout_;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t m = a[2 * i] * b[2 * i], c = b[2 * i] * a[2 * i + 1] + b[2 * i + 1];
+        b[2 * i] = m;
+        b[2 * i + 1] = c;
+    }
+}
+
+static void affine_of(int p, size_t i, uint32_t out[2])
+{
+    out[0] = (uint32_t)(2 * p + 3 + (int)(i % 5));
+    out[1] = (uint32_t)(7 * p + (int)i);
+}
+
+/* ranks lo .. hi - 1 composed in order, element i */
+static void affine_ref(int lo, int hi, size_t i, uint32_t out[2])
+{
+    affine_of(lo, i, out);
+    for (int p = lo + 1; p < hi; p++) {
+        uint32_t next[2];
+        affine_of(p, i, next);
+        compose(out, next, 1, HINT_TYPE_NULL);
+        out[0] = next[0];
+        out[1] = next[1];
+    }
+}
+
+static void t_noncommutative(size_t n)
+{
+    AT("user op that does not commute, %zu elements", n);
+    hint_type aff;
+    hint_op op;
+    T_OK(hint_type_contiguous(2, HINT_UINT32, &aff));
+    T_OK(hint_type_commit(&aff));
+    T_OK(hint_op_create(compose, 0, &op));
+    size_t all = n * (size_t)P;
+    uint32_t *s = xmalloc(2 * all * sizeof(uint32_t)), *r = xmalloc(2 * all * sizeof(uint32_t)), want[2];
+    for (size_t i = 0; i < all; i++)
+        affine_of(R, i, s + 2 * i);
+    hint_request q;
+    T_OK(hint_iallreduce(s, r, n, aff, op, W, &q));
+    wait_ok(&q);
+    for (size_t i = 0; i < n; i++) {
+        affine_ref(0, P, i, want);
+        if (r[2 * i] != want[0] || r[2 * i + 1] != want[1])
+            T_FAIL("iallreduce element %zu: (%u, %u), expected (%u, %u)", i, r[2 * i], r[2 * i + 1], want[0], want[1]);
+    }
+    for (int root = 0; root < P; root += P > 1 ? P - 1 : 1) {
+        memset(r, 0, 2 * n * sizeof(uint32_t));
+        T_OK(hint_ireduce(s, r, n, aff, op, root, W, &q));
+        wait_ok(&q);
+        for (size_t i = 0; R == root && i < n; i++) {
+            affine_ref(0, P, i, want);
+            if (r[2 * i] != want[0] || r[2 * i + 1] != want[1])
+                T_FAIL("ireduce root %d element %zu", root, i);
+        }
+    }
+    T_OK(hint_ireduce_scatter_block(s, r, n, aff, op, W, &q));
+    wait_ok(&q);
+    for (size_t i = 0; i < n; i++) {
+        affine_ref(0, P, (size_t)R * n + i, want);
+        if (r[2 * i] != want[0] || r[2 * i + 1] != want[1])
+            T_FAIL("ireduce_scatter_block element %zu", i);
+    }
+    T_OK(hint_op_free(&op));
+    T_OK(hint_type_free(&aff));
+    free(s);
+    free(r);
+}
+
 /* ---- what makes them nonblocking ---- */
 
 /* Five in flight on one group, completed last first. */
@@ -762,6 +839,7 @@ int main(int argc, char **argv)
         t_alltoall(n, false);
         t_alltoall(n, true);
         t_neighbors(ints);
+        t_noncommutative(ints);
     }
     t_derived();
     t_reverse();
