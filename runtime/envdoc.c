@@ -91,6 +91,12 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_TOPO_FILE", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "per-rank node/socket/NUMA/core table replacing hwloc discovery (docs/TOPOLOGY.md)"},
 
+    /* ---- launcher/: read by hintrun itself, not by the ranks ---- */
+    {.name = "HINT_STORE_ADDR", .kind = RT_ENV_STRING, .dflt = "",
+     .note = "the address of the route to the first other host",
+     .meaning = "hintrun --host: the IP address of this machine that the hosts reach the store at "
+                "(--store-addr overrides it; docs/LAUNCHER.md)"},
+
     /* ---- new rows go above this line, in the section of the layer that reads them ---- */
 
     /* ---- set by hintrun for its ranks; a program started without them is a world of one ---- */
