@@ -16,7 +16,10 @@ bool coll_shm_ok(const struct coll_args *a)
 {
     if (a->g == NULL) /* hint_info asking about a single-node group in general */
         return true;
-    return coll_group_of(a->g)->slot >= 0;
+    /* a slot is only ever handed to a group on one node; the shape says so on its own too */
+    int nodes, ppn;
+    coll_shape(a, &nodes, &ppn);
+    return nodes == 1 && coll_group_of(a->g)->slot >= 0;
 }
 
 bool coll_heap_ok(const struct coll_args *a)

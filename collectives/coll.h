@@ -89,6 +89,8 @@ struct coll_alg {
     bool (*applicable)(const struct coll_args *a); /* NULL: always */
     int (*run)(struct coll_args *a);
     bool typed;            /* copies straight from and to derived layouts (struct coll_layout) */
+    bool node_only;        /* reads or writes peers' memory (node area, shared heap): every member
+                              must be on this rank's node, so a group spanning nodes never runs it */
 };
 
 struct coll_table {
@@ -107,7 +109,10 @@ struct coll_owned {
 };
 struct coll_group {
     int slot;              /* the group's slot of the collectives' node area (coll_shm.h), -1: none
-                              (one rank, no node area, or every slot taken) */
+                              (one rank, no node area, members on several nodes, or every slot
+                              taken) */
+    int nodes;             /* nodes the members are on (0 in a group made by hand: one) */
+    int ppn;               /* most members on one node (0 in a group made by hand: all) */
     uint64_t bar_epoch;    /* shm barrier: barriers done */
     uint64_t bc_chunks;    /* shm bcast: chunks moved */
     uint64_t bc_free;      /* shm bcast: chunks below this number may be written (all earlier
@@ -124,6 +129,12 @@ void coll_group_attach(hint_group g, struct coll_group *cg);
 int coll_setup(void);
 void coll_fini(void);
 
+/* The group's shape as selection sees it: nodes its members are on and most members on one node
+   (without a group, as hint_info asks: one node). */
+void coll_shape(const struct coll_args *a, int *nodes, int *ppn);
+/* Whether algorithm `alg` of the call's operation can run it: not a node-only one on a group
+   spanning nodes, and its own predicate agrees. Selection, autotuning and the tests ask this. */
+bool coll_alg_usable(int alg, const struct coll_args *a);
 /* Pick and run an algorithm for a (selection: forced > defaults), recording its name. */
 int coll_run(struct coll_args *a);
 /* What the defaults pick for an op at P ranks and `bytes` per block (hint_info). */

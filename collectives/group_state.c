@@ -66,11 +66,12 @@ static void slot_release(int slot)
         atomic_store(&s->used, 0);
 }
 
-/* Slot 0 belongs to the world from the start; every rank marks it (the same stores), before
-   any rank can free the world (that comes after finalize's fence). */
-static int world_slot(void)
+/* Slot 0 belongs to the world from the start when the world lies on one node; every rank marks
+   it (the same stores), before any rank can free the world (that comes after finalize's fence).
+   A world spanning nodes has no slot: slot 0 of each node stays unused. */
+static int world_slot(const struct coll_group *cg)
 {
-    if (coll_shm.base == NULL)
+    if (coll_shm.base == NULL || cg->nodes != 1)
         return -1;
     struct coll_shm_slot *s = coll_shm_slot(0);
     atomic_store(&s->used, 1);
@@ -79,11 +80,13 @@ static int world_slot(void)
 }
 
 /* A new group's slot: its rank 0 takes one and tells the others. Without one (all taken, or
-   ranks on several nodes) the shared-memory algorithms do not apply. */
-static int group_slot(hint_group g, int *slot)
+   members on several nodes) the node-only algorithms do not apply. Whether the members share
+   one node is the same answer on every member (the node map is the same everywhere), so a
+   group spanning nodes sends nothing here and no member waits for a slot. */
+static int group_slot(hint_group g, const struct coll_group *cg, int *slot)
 {
     *slot = -1;
-    if (g->size == 1 || rt.boot.nnodes != 1 || coll_shm.base == NULL)
+    if (g->size == 1 || cg->nodes != 1 || coll_shm.base == NULL)
         return HINT_SUCCESS;
     int st = HINT_SUCCESS;
     if (g->rank == 0) {
@@ -97,21 +100,40 @@ out:
     return st;
 }
 
+/* The group's shape from the node map: how many nodes its members are on and the most members
+   on one of them (uneven splits give the largest). Nodes are blocks of consecutive world ranks,
+   so counting needs no memory (an allocation failing on one member only would make the members
+   see different shapes, and so pick different algorithms). */
+static void group_shape(hint_group g, struct coll_group *cg)
+{
+    cg->nodes = cg->ppn = 0;
+    for (int k = 0; k < rt.boot.nnodes; k++) {
+        int on = 0, first = rt_node_first(k), end = first + rt_node_size(k);
+        for (int w = first; w < end; w++)
+            on += g->from_world[w] >= 0;
+        cg->nodes += on > 0;
+        cg->ppn = on > cg->ppn ? on : cg->ppn;
+    }
+}
+
+/* The shape first (it decides whether there is a slot to hand out), then the slot: every member
+   takes part in that exchange before anything can fail on one member alone. */
 static int coll_group_create(hint_group g, bool world)
 {
     if (world)
         map_area();
-    int slot;
-    int st = world ? (slot = world_slot(), HINT_SUCCESS) : group_slot(g, &slot);
+    struct coll_group shape = {.slot = -1};
+    group_shape(g, &shape);
+    int st = world ? (shape.slot = world_slot(&shape), HINT_SUCCESS) : group_slot(g, &shape, &shape.slot);
     if (st != HINT_SUCCESS)
         return st;
-    struct coll_group *cg = calloc(1, sizeof *cg);
+    struct coll_group *cg = malloc(sizeof *cg);
     if (cg == NULL) {
-        if (slot >= 0)
-            slot_release(slot);
+        if (shape.slot >= 0)
+            slot_release(shape.slot);
         return HINT_ERR_NOMEM;
     }
-    cg->slot = slot;
+    *cg = shape;
     grp_part_set(g, coll_group_key, cg);
     return HINT_SUCCESS;
 }

@@ -207,12 +207,19 @@ void rules_free(struct coll_rules *rs)
     memset(rs, 0, sizeof *rs);
 }
 
-/* The group's shape. Every group lies on one node today (issue 15 brings more). */
+/* The group's shape: its size, and from its collective state (collectives/group_state.c) the
+   nodes its members are on and the most members on one node. */
 static void shape_of(const struct coll_args *a, int *ranks, int *ppn, int *nodes)
 {
     *ranks = a->size;
-    *nodes = 1;
-    *ppn = a->size;
+    coll_shape(a, nodes, ppn);
+}
+
+void coll_shape(const struct coll_args *a, int *nodes, int *ppn)
+{
+    const struct coll_group *cg = a->g && coll_group_key >= 0 ? coll_group_of(a->g) : NULL;
+    *nodes = cg && cg->nodes > 0 ? cg->nodes : 1;
+    *ppn = cg && cg->ppn > 0 ? cg->ppn : a->size;
 }
 
 static bool fits_shape(const struct coll_rule *r, int ranks, int ppn, int nodes)
@@ -249,8 +256,7 @@ int rules_pick(struct coll_rules *rs, const struct coll_args *a, int *copy)
         if (bytes < r->min_bytes || bytes > r->max_bytes || total < r->min_total || total > r->max_total)
             continue;
         for (int k = 0; k < r->nalgs; k++) {
-            const struct coll_alg *alg = &coll_tables[op].algs[r->algs[k]];
-            if (alg->applicable == NULL || alg->applicable(a)) {
+            if (coll_alg_usable(r->algs[k], a)) {
                 *copy = r->copy;
                 return r->algs[k];
             }

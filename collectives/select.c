@@ -28,6 +28,9 @@
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
 /* an algorithm that copies straight from and to derived layouts */
 #define TYPED(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .typed = true}
+/* ... that needs every member on one node (node area, shared heap): never on a group spanning nodes */
+#define NODE_ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .node_only = true}
+#define NODE_TYPED(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .typed = true, .node_only = true}
 #define NALGS(t) ((int)(sizeof t / sizeof t[0]))
 
 /* Each table is indexed by its own enum, so an algorithm's place is its identity; the rules
@@ -36,22 +39,22 @@ enum { BARRIER_DISSEMINATION, BARRIER_SHM };
 static const struct coll_alg barrier_algs[] = {
     [BARRIER_DISSEMINATION] = ALG("dissemination", "log2(P) rounds of empty messages to rank + 2^k", NULL,
                                   barrier_dissemination),
-    [BARRIER_SHM] = ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
+    [BARRIER_SHM] = NODE_ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
 };
 enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP };
 static const struct coll_alg bcast_algs[] = {
     [BCAST_BINOMIAL] = ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
-    [BCAST_SHM] = TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out",
+    [BCAST_SHM] = NODE_TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out",
                         coll_shm_ok, bcast_shm),
-    [BCAST_HEAP] = TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
+    [BCAST_HEAP] = NODE_TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
                          coll_heap_ok, bcast_heap),
 };
 enum { REDUCE_BINOMIAL, REDUCE_STAGED, REDUCE_HEAP };
 static const struct coll_alg reduce_algs[] = {
     [REDUCE_BINOMIAL] = ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
-    [REDUCE_STAGED] = ALG("staged", "small: inputs staged, the root combines all P; the others leave at once",
+    [REDUCE_STAGED] = NODE_ALG("staged", "small: inputs staged, the root combines all P; the others leave at once",
                        reduce_staged_ok, reduce_staged),
-    [REDUCE_HEAP] = ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
+    [REDUCE_HEAP] = NODE_ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
                         coll_heap_ok, reduce_heap),
 };
 enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_STAGED, ALLREDUCE_HEAP };
@@ -61,18 +64,18 @@ static const struct coll_alg allreduce_algs[] = {
     [ALLREDUCE_REDUCE_BCAST] = ALG("reduce_bcast", "binomial reduce to rank 0, then binomial bcast", NULL,
                                    allreduce_reduce_bcast),
     [ALLREDUCE_RING] = ALG("ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", NULL, allreduce_ring),
-    [ALLREDUCE_STAGED] = ALG("staged", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
+    [ALLREDUCE_STAGED] = NODE_ALG("staged", "small: inputs staged in each rank's heap area, one flag each, every rank reduces all",
                           allreduce_staged_ok, allreduce_staged),
-    [ALLREDUCE_HEAP] = ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
+    [ALLREDUCE_HEAP] = NODE_ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
                            coll_heap_ok, allreduce_heap),
 };
 enum { GATHER_LINEAR, GATHER_BINOMIAL, GATHER_STAGED, GATHER_HEAP };
 static const struct coll_alg gather_algs[] = {
     [GATHER_LINEAR] = ALG("linear", "root receives from every rank straight into place", NULL, gather_linear),
     [GATHER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, gather_binomial),
-    [GATHER_STAGED] = ALG("staged", "small blocks staged by every rank, the root copies them out; the others leave at once",
+    [GATHER_STAGED] = NODE_ALG("staged", "small blocks staged by every rank, the root copies them out; the others leave at once",
                        gather_staged_ok, gather_staged),
-    [GATHER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
+    [GATHER_HEAP] = NODE_ALG("heap", "shared heap: every rank copies its block straight into the root's buffer", coll_heap_ok,
                         gather_heap),
 };
 enum { GATHERV_LINEAR };
@@ -83,9 +86,9 @@ enum { SCATTER_LINEAR, SCATTER_BINOMIAL, SCATTER_STAGED, SCATTER_HEAP };
 static const struct coll_alg scatter_algs[] = {
     [SCATTER_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatter_linear),
     [SCATTER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
-    [SCATTER_STAGED] = ALG("staged", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
+    [SCATTER_STAGED] = NODE_ALG("staged", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
                         gather_staged_ok, scatter_staged),
-    [SCATTER_HEAP] = ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer",
+    [SCATTER_HEAP] = NODE_ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer",
                          coll_heap_ok, scatter_heap),
 };
 enum { SCATTERV_LINEAR };
@@ -100,17 +103,17 @@ static const struct coll_alg allgather_algs[] = {
                                          "exchange everything so far with rank ^ 2^k (P a power of two)",
                                          allgather_recursive_doubling_ok, allgather_recursive_doubling),
     [ALLGATHER_BRUCK] = ALG("bruck", "log2(P) rounds to rank - 2^k, then a local rotation", NULL, allgather_bruck),
-    [ALLGATHER_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, allgather_morton),
-    [ALLGATHER_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgather_morton_numa),
-    [ALLGATHER_STAGED] = TYPED("staged", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
+    [ALLGATHER_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, allgather_morton),
+    [ALLGATHER_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgather_morton_numa),
+    [ALLGATHER_STAGED] = NODE_TYPED("staged", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
                             allgather_staged_ok, allgather_staged),
 };
 enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA };
 static const struct coll_alg allgatherv_algs[] = {
     [ALLGATHERV_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
     [ALLGATHERV_LINEAR] = ALG("linear", "everything posted at once", NULL, allgatherv_linear),
-    [ALLGATHERV_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, allgatherv_morton),
-    [ALLGATHERV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
+    [ALLGATHERV_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, allgatherv_morton),
+    [ALLGATHERV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
 };
 enum { ALLTOALL_PAIRWISE, ALLTOALL_BRUCK, ALLTOALL_LINEAR, ALLTOALL_ROW, ALLTOALL_COLUMN, ALLTOALL_HILBERT,
        ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_STAGED };
@@ -118,12 +121,12 @@ static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     [ALLTOALL_BRUCK] = ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
     [ALLTOALL_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoall_linear),
-    [ALLTOALL_ROW] = TYPED("row", DESC_ROW, coll_shm_ok, alltoall_row),
-    [ALLTOALL_COLUMN] = TYPED("column", DESC_COLUMN, coll_shm_ok, alltoall_column),
-    [ALLTOALL_HILBERT] = TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoall_hilbert),
-    [ALLTOALL_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoall_morton),
-    [ALLTOALL_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoall_morton_numa),
-    [ALLTOALL_STAGED] = TYPED("staged", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
+    [ALLTOALL_ROW] = NODE_TYPED("row", DESC_ROW, coll_shm_ok, alltoall_row),
+    [ALLTOALL_COLUMN] = NODE_TYPED("column", DESC_COLUMN, coll_shm_ok, alltoall_column),
+    [ALLTOALL_HILBERT] = NODE_TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoall_hilbert),
+    [ALLTOALL_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, alltoall_morton),
+    [ALLTOALL_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoall_morton_numa),
+    [ALLTOALL_STAGED] = NODE_TYPED("staged", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
                            alltoall_staged_ok, alltoall_staged),
 };
 enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
@@ -131,20 +134,20 @@ enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, AL
 static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     [ALLTOALLV_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
-    [ALLTOALLV_ROW] = TYPED("row", DESC_ROW, coll_shm_ok, alltoallv_row),
-    [ALLTOALLV_COLUMN] = TYPED("column", DESC_COLUMN, coll_shm_ok, alltoallv_column),
-    [ALLTOALLV_HILBERT] = TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoallv_hilbert),
-    [ALLTOALLV_MORTON] = TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
-    [ALLTOALLV_MORTON_NUMA] = TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
+    [ALLTOALLV_ROW] = NODE_TYPED("row", DESC_ROW, coll_shm_ok, alltoallv_row),
+    [ALLTOALLV_COLUMN] = NODE_TYPED("column", DESC_COLUMN, coll_shm_ok, alltoallv_column),
+    [ALLTOALLV_HILBERT] = NODE_TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoallv_hilbert),
+    [ALLTOALLV_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
+    [ALLTOALLV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
 };
 enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_STAGED, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {
     [RSB_REDUCE_SCATTER] = ALG("reduce_scatter", "binomial reduce to rank 0, then binomial scatter", NULL,
                                reduce_scatter_block_reduce_scatter),
     [RSB_RING] = ALG("ring", "P-1 ring steps of pass-and-combine", NULL, reduce_scatter_block_ring),
-    [RSB_STAGED] = ALG("staged", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
+    [RSB_STAGED] = NODE_ALG("staged", "small blocks: inputs staged, rank i combines block i of all", reduce_scatter_block_staged_ok,
                     reduce_scatter_block_staged),
-    [RSB_HEAP] = ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
+    [RSB_HEAP] = NODE_ALG("heap", "shared heap: rank i combines block i of every input straight into its output",
                      coll_heap_ok, reduce_scatter_block_heap),
 };
 enum { SCAN_RECURSIVE_DOUBLING, SCAN_LINEAR };
@@ -296,6 +299,42 @@ static int fallback_mode(void)
     return strcmp(v, "silent") == 0 ? 2 : strcmp(v, "warn") == 0 ? 1 : 0;
 }
 
+static bool spans_nodes(const struct coll_args *a)
+{
+    int nodes, ppn;
+    coll_shape(a, &nodes, &ppn);
+    return nodes > 1;
+}
+
+bool coll_alg_usable(int alg, const struct coll_args *a)
+{
+    const struct coll_alg *x = &coll_tables[a->op_id].algs[alg];
+    if (x->node_only && spans_nodes(a))
+        return false;
+    return x->applicable == NULL || x->applicable(a);
+}
+
+/* A forced algorithm that cannot run this call: HINT_ERR_UNSUPPORTED (HINT_COLL_FALLBACK=warn
+   or silent: -1, the rules choose). A node-only one on a group spanning nodes is said once per
+   operation, by the group's rank 0 (every member finds the same). */
+static int refuse_forced(const struct coll_table *t, const struct coll_alg *alg, const struct coll_args *a)
+{
+    static bool said[COLL_NOPS];
+    int mode = fallback_mode(), nodes, ppn;
+    coll_shape(a, &nodes, &ppn);
+    bool spanning = alg->node_only && nodes > 1;
+    if (mode == 1)
+        RT_ERR("coll", "%s algorithm %s cannot run here (P=%d%s); running the default instead", t->op, alg->name,
+               a->size, spanning ? ", members on several nodes" : "");
+    else if (mode == 0 && spanning && a->rank == 0 && !said[a->op_id]) {
+        said[a->op_id] = true;
+        RT_ERR("coll", "%s algorithm %s needs every member on one node, but this group of %d spans %d nodes: "
+               "the call returns HINT_ERR_UNSUPPORTED (force a message-based one, or 'auto')", t->op, alg->name,
+               a->size, nodes);
+    }
+    return mode == 0 ? HINT_ERR_UNSUPPORTED : -1;
+}
+
 /* Derived sides reach only the algorithms that copy straight from and to them, and those only
    while HINT_COLL_TYPED is on (off: every derived call is packed, to measure what that costs). */
 static int run_alg(const struct coll_alg *alg, struct coll_args *a)
@@ -315,21 +354,14 @@ static int pick_and_run(struct coll_args *a)
     if (!env_read)
         read_env();
     int pick = forced[a->op_id] - 1, copy = -1;
-    if (pick >= 0) {
-        const struct coll_alg *alg = &t->algs[pick];
-        if (alg->applicable && !alg->applicable(a)) {
-            int mode = fallback_mode();
-            if (mode == 0)
-                return HINT_ERR_UNSUPPORTED;
-            if (mode == 1)
-                RT_ERR("coll", "%s algorithm %s cannot run here (P=%d); running the default instead", t->op,
-                       alg->name, a->size);
-            pick = -1;
-        }
+    if (pick >= 0 && !coll_alg_usable(pick, a)) {
+        int st = refuse_forced(t, &t->algs[pick], a);
+        if (st != -1)
+            return st;
+        pick = -1;
     }
     if (pick < 0 && tune_lookup(a, &pick, &copy)) {
-        const struct coll_alg *alg = &t->algs[pick];
-        if (alg->applicable && !alg->applicable(a))
+        if (!coll_alg_usable(pick, a))
             pick = -1; /* the file's choice cannot run here (e.g. no collective slot) */
         else
             a->copy = copy;

@@ -121,12 +121,11 @@ static int candidates(const struct coll_args *a, int *out)
         return 0;
     }
     if (!coll_shm_ok(a))
-        return 0;
+        return 0; /* no slot, or members on several nodes: the trials compare the copy orders */
     int n = 0;
     for (size_t i = 0; i < nn && n < 8; i++) {
         int k = coll_alg_by_name(a->op_id, names[i]);
-        const struct coll_alg *alg = k >= 0 ? &coll_tables[a->op_id].algs[k] : NULL;
-        if (alg && (alg->applicable == NULL || alg->applicable(a)))
+        if (k >= 0 && coll_alg_usable(k, a)) /* never a node-only one on a group spanning nodes */
             out[n++] = k;
     }
     return n;

@@ -144,3 +144,80 @@ Test(select, rules_parse_and_pick)
     cr_expect_eq(rules_pick(&rs, &a, &copy), -1);
     rules_free(&rs);
 }
+
+/* Issue 15: the algorithms that read or write peers' memory are marked node-only, and nothing
+   else is (the copy orders, the staged and heap ones, barrier's and bcast's shm). */
+Test(select, node_only_marks)
+{
+    static const char *const node[] = {"shm", "staged", "heap", "row", "column", "hilbert", "morton", "morton_numa"};
+    for (int op = 0; op < COLL_NOPS; op++)
+        for (int i = 0; i < coll_tables[op].nalgs; i++) {
+            const struct coll_alg *alg = &coll_tables[op].algs[i];
+            bool want = false;
+            for (size_t k = 0; k < sizeof node / sizeof node[0]; k++)
+                want = want || !strcmp(alg->name, node[k]);
+            cr_expect_eq(alg->node_only, want, "%s/%s", coll_tables[op].op, alg->name);
+        }
+}
+
+/* A group spanning nodes: the built-in rules give every operation, at every size, an algorithm
+   that is not node-only and can run, even if the group somehow held a slot; a group on one node
+   of a multi-node job (nodes 1) still gets the node-only ones. */
+Test(select, defaults_across_nodes)
+{
+    int ps[] = {2, 3, 4, 5, 7, 8, 16, 17, 64, 1000};
+    int ks[] = {2, 3, 4};
+    size_t bytes[] = {1, 8, 255, 256, 1024, 4096, 16384, 65536, 1 << 20, (size_t)8 << 20};
+    for (int op = 0; op < COLL_NOPS; op++)
+        for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+            for (size_t n = 0; n < sizeof ks / sizeof ks[0] && ks[n] <= ps[i]; n++) {
+                struct coll_group cg = {.slot = 0, .nodes = ks[n], .ppn = (ps[i] + ks[n] - 1) / ks[n]};
+                struct hint_group_s g = {0};
+                coll_group_attach(&g, &cg);
+                for (size_t j = 0; j < sizeof bytes / sizeof bytes[0]; j++) {
+                    struct coll_args a = {.op_id = op, .g = &g, .size = ps[i], .block = bytes[j],
+                                          .count = bytes[j] / 8};
+                    int copy, k = rules_pick(rules_default(), &a, &copy);
+                    cr_assert(k >= 0, "%s P=%d on %d nodes, %zu B: no rule", coll_tables[op].op, ps[i], ks[n],
+                              bytes[j]);
+                    cr_expect(!coll_tables[op].algs[k].node_only && coll_alg_usable(k, &a),
+                              "%s P=%d on %d nodes, %zu B: picks %s", coll_tables[op].op, ps[i], ks[n], bytes[j],
+                              coll_tables[op].algs[k].name);
+                    for (int x = 0; x < coll_tables[op].nalgs; x++)
+                        if (coll_tables[op].algs[x].node_only)
+                            cr_expect(!coll_alg_usable(x, &a), "%s/%s usable across nodes", coll_tables[op].op,
+                                      coll_tables[op].algs[x].name);
+                }
+            }
+    struct coll_group one = {.slot = 0, .nodes = 1, .ppn = 4};
+    struct hint_group_s g = {0};
+    coll_group_attach(&g, &one);
+    struct coll_args a = {.op_id = COLL_BARRIER, .g = &g, .size = 4};
+    int copy;
+    cr_expect_str_eq(coll_tables[COLL_BARRIER].algs[rules_pick(rules_default(), &a, &copy)].name, "shm");
+    one.nodes = 2; /* the same group spanning two nodes */
+    cr_expect_str_eq(coll_tables[COLL_BARRIER].algs[rules_pick(rules_default(), &a, &copy)].name, "dissemination");
+}
+
+/* Rules key on the shape: nodes and ranks per node from the group's collective state. */
+Test(select, rules_key_on_nodes_and_ppn)
+{
+    struct coll_rules rs;
+    char msg[512];
+    const char *text = "{\"version\": 2, \"alltoall\": [{\"min_nodes\": 3, \"algorithm\": \"bruck\"},"
+                       "{\"min_nodes\": 2, \"max_ppn\": 2, \"algorithm\": \"pairwise\"}, {\"algorithm\": \"linear\"}]}";
+    cr_assert_eq(rules_parse(text, "t", &rs, msg, sizeof msg), HINT_SUCCESS, "%s", msg);
+    struct { int nodes, ppn; const char *want; } cases[] = {
+        {1, 6, "linear"}, {2, 3, "linear"}, {2, 2, "pairwise"}, {3, 2, "bruck"}, {0, 0, "linear"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct coll_group cg = {.slot = -1, .nodes = cases[i].nodes, .ppn = cases[i].ppn};
+        struct hint_group_s g = {0};
+        coll_group_attach(&g, &cg);
+        struct coll_args a = {.op_id = COLL_ALLTOALL, .g = &g, .size = 6, .block = 8};
+        int copy, k = rules_pick(&rs, &a, &copy);
+        cr_assert(k >= 0);
+        cr_expect_str_eq(coll_tables[COLL_ALLTOALL].algs[k].name, cases[i].want, "nodes %d ppn %d", cases[i].nodes,
+                         cases[i].ppn);
+    }
+    rules_free(&rs);
+}
