@@ -9,9 +9,10 @@
 #include "runtime/transport.h"
 #include "topology/topology.h"
 #include "topology/vtopo.h"
+#include "transport/ofi/ofi.h"
 #include "transport/shm/shm.h"
 
-const struct rt_transport *const hint_transports[] = {&shm_transport, NULL};
+const struct rt_transport *const hint_transports[] = {&shm_transport, &ofi_transport, NULL};
 
 static const struct rt_component collectives = {"collectives", coll_setup, coll_fini};
 static const struct rt_component topology = {"topology", vtopo_setup, topo_release};

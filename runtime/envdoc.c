@@ -73,6 +73,18 @@ const struct rt_env_var rt_env_vars[] = {
                 "heap, else cma, else bounce)"},
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: each rank prints at finalize how many messages took each path"},
+    {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the first offered",
+     .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
+                "it needs FI_EP_RDM endpoints with FI_TAGGED"},
+    {.name = "HINT_OFI_EAGER_MAX", .kind = RT_ENV_SIZE, .dflt = "8K", .min = 0, .max = MIB,
+     .meaning = "largest message sent between nodes at once into the receiver's buffers; larger ones wait for the "
+                "matching receive (rendezvous)"},
+    {.name = "HINT_OFI_RX_BUFFERS", .kind = RT_ENV_INT, .dflt = "128", .min = 8, .max = 65536,
+     .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps posted for messages from other "
+                "nodes"},
+    {.name = "HINT_OFI_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
+     .meaning = "bytes of unexpected messages from other nodes copied out of the receive buffers when they run low; "
+                "beyond it further messages wait in the network until receives are posted"},
 
     {.name = "HINT_ERRORS", .kind = RT_ENV_ENUM, .dflt = "return", .choices = NAMES("return", "fatal"),
      .meaning = "what a failed call does on a group whose handler was not set (hint_group_set_errhandler): return "

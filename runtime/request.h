@@ -46,6 +46,11 @@ struct hint_request_s {
     uint8_t phase;         /* send: waiting for clear-to-send / streaming */
     size_t off;            /* send: bytes handed to the transport; receive: bytes arrived */
     size_t total;          /* receive: bytes of the matched message */
+    uint64_t tp_tag;       /* ofi: tag of the rendezvous data (chosen by the receiver) */
+    uint64_t tp_cookie;    /* ofi receive: the sender's handle, echoed in the clear-to-send */
+    void *tp_bounce;       /* ofi: packed copy of a non-contiguous rendezvous message */
+    void *tp_mr;           /* ofi: the buffer's registration when the provider needs one */
+    uint32_t tp_inflight;  /* ofi: fabric operations of this request not completed yet */
 };
 
 /* A request from the per-rank pool (no malloc on the hot path). */

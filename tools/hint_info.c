@@ -3,7 +3,7 @@
  * tables selection uses), every HINT_* variable with its default, and which algorithm the
  * defaults pick for a given number of ranks and size.
  *
- *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--np P] [--size BYTES] [--version] [--help]
+ *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--size BYTES] [--version] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +13,18 @@
 #include "collectives/rules.h"
 #include "hint.h"
 #include "runtime/envdoc.h"
+#include "runtime/transport.h"
+#include "transport/ofi/ofi.h"
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--np P] [--size BYTES] [--version] [--help]\n"
+    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--size BYTES] [--version] [--help]\n"
                 "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
                 "  --algorithms   every collective with its algorithms and what they do\n"
                 "  --env          every HINT_* environment variable: default, accepted values, meaning\n"
                 "  --markdown     with --env: as the Markdown table in README.md\n"
                 "  --rules        the built-in selection rules, in the tuning-file format (a start for HINT_TUNING_FILE)\n"
+                "  --transports   the transports in start order, and the libfabric provider this environment picks\n"
                 "  --np P         show the algorithms the defaults pick for P ranks ...\n"
                 "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
 }
@@ -99,6 +102,18 @@ static void print_env_markdown(void)
     }
 }
 
+/* The provider is what fi_getinfo offers under this environment (HINT_OFI_PROVIDER, FI_PROVIDER),
+   as a rank on a job of several nodes would pick it. */
+static void print_transports(void)
+{
+    printf("Transports (the first that reaches a rank carries it):\n");
+    for (int i = 0; hint_transports[i]; i++)
+        printf("  %-6s %s\n", hint_transports[i]->name,
+               hint_transports[i]->caps & RT_TP_SAME_NODE ? "ranks on this node" : "ranks on other nodes");
+    const char *why = NULL, *prov = ofi_provider_name(&why);
+    printf("  libfabric provider: %s\n", prov ? prov : why);
+}
+
 static void print_defaults(int P, size_t bytes)
 {
     printf("Default choice for P=%d, %zu bytes per block (ranks on one node):\n", P, bytes);
@@ -126,6 +141,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--rules")) {
             fputs(coll_default_rules, stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--transports")) {
+            print_transports();
+            return 0;
         } else if (!strcmp(argv[i], "--markdown")) {
             markdown = 1;
         } else if (!strcmp(argv[i], "--np") && i + 1 < argc) {
@@ -148,6 +166,8 @@ int main(int argc, char **argv)
     }
     if (!algs && !env && !np) {
         printf("hint %s\n\n", HINT_VERSION_STRING);
+        print_transports();
+        printf("\n");
         print_algorithms();
         printf("\n");
         print_env();

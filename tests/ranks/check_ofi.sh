@@ -1,0 +1,41 @@
+#!/bin/sh
+# Point to point across virtual nodes through the libfabric transport (tests/ranks/ofi_p2p.c's
+# cases at uneven splits, P=16 on 4 nodes for the oversubscribed wait), the HINT_P2P_STATS count
+# of messages sent over it, and a provider that does not exist refused at start with its name.
+# The provider is the environment's, else tcp over loopback (what CI has). TAP.
+set -u
+hintrun=$1 prog=$2
+export FI_PROVIDER="${FI_PROVIDER:-tcp}" FI_TCP_IFACE="${FI_TCP_IFACE:-lo}"
+export HINT_HANG_TIMEOUT=60
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; printf '%s\n' "$2" | tail -20 | sed 's/^/# /'; }
+run() { # K P CASE
+  out=$(timeout 300 "$hintrun" --nodes "$1" -n "$2" "$prog" "$3" 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^ok $3"; then ok "$3 at P=$2 on $1 nodes"
+  else notok "$3 at P=$2 on $1 nodes (exit $rc)" "$out"; fi
+}
+echo "1..21"
+for c in mixed anysource truncate big derived outstanding; do
+  for kp in "2 2" "2 5" "3 8"; do
+    set -- $kp
+    run "$1" "$2" "$c"
+  done
+done
+run 4 16 mixed
+# ranks 0-1 on node 0, 2-3 on node 1: every rank sends 12 messages to each of the two on the other
+# node, and the barrier's messages (message-based across nodes) come on top
+out=$(HINT_P2P_STATS=1 timeout 300 "$hintrun" --nodes 2 -n 4 "$prog" mixed 2>&1)
+counts=$(printf '%s\n' "$out" | sed -n 's/.*messages sent: .*, ofi \([0-9]*\)$/\1/p')
+if [ "$(printf '%s\n' "$counts" | awk '$1 >= 24 && $1 <= 30' | wc -l)" -eq 4 ]; then
+  ok "HINT_P2P_STATS counts 24-30 messages over ofi on each rank: $(echo $counts)"
+else notok "HINT_P2P_STATS counts 24-30 messages over ofi on each rank" "$out"; fi
+before=$(ls /dev/shm | grep -c '^hint' || true)
+out=$(HINT_OFI_PROVIDER=no-such-provider timeout 60 "$hintrun" --nodes 2 -n 2 "$prog" mixed 2>&1)
+rc=$?
+after=$(ls /dev/shm | grep -c '^hint' || true)
+if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "no libfabric provider 'no-such-provider' here (from HINT_OFI_PROVIDER)" &&
+   [ "$after" -le "$before" ]; then ok "an unknown provider is refused at start, named, nothing left in /dev/shm"
+else notok "an unknown provider is refused at start (exit $rc, /dev/shm entries $before -> $after)" "$out"; fi
+exit $failed

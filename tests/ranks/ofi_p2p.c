@@ -1,0 +1,307 @@
+/*
+ * tests/ranks/ofi_p2p.c — point to point across virtual nodes (hintrun --nodes K), where the
+ * libfabric transport carries every pair on different nodes and shm the rest:
+ *   ofi_p2p CASE
+ * mixed        every rank sends every rank 12 messages of sizes from 0 B to 300 KB (eager and
+ *              rendezvous interleaved) on one tag; half the receives are posted before, half
+ *              after a barrier (unexpected); order, sizes and bytes are checked
+ * anysource    rank 0 receives from HINT_ANY_SOURCE: from its node and from the others, in
+ *              order per sender
+ * truncate     eager and rendezvous messages into smaller buffers (and a 0-byte one):
+ *              HINT_ERR_TRUNCATE, the bytes that fit, and the next message intact
+ * big          64 MiB from rank 0 to the last rank (another node) and back
+ * derived      a vector type (eager and rendezvous sizes) into contiguous ints and into the type
+ * outstanding  1000 isends to a rank on another node before any receive is posted
+ * Every case exits non-zero (failing the job) on the first wrong byte or status.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hint.h"
+#include "tests/common/rankcheck.h"
+
+int rc_rank;
+static int P;
+
+static unsigned char pattern(int src, int dst, int seq, size_t i)
+{
+    return (unsigned char)(src * 131 + dst * 31 + seq * 7 + i * 13 + (i >> 9));
+}
+
+static void fill(unsigned char *b, size_t n, int src, int dst, int seq)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pattern(src, dst, seq, i);
+}
+
+static void verify(const unsigned char *b, size_t n, int src, int dst, int seq)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != pattern(src, dst, seq, i))
+            RC_FAIL("byte %zu of %zu from %d (seq %d) is %u, expected %u", i, n, src, seq, b[i],
+                    pattern(src, dst, seq, i));
+}
+
+/* A partner on another node: local rank l of node 2j pairs with local rank l of node 2j + 1
+   (hintrun --nodes: blocks of consecutive ranks, the first P % K nodes one larger); -1 when this
+   rank has none (the last node of an odd count, the extra rank of a larger node). */
+static int cross_peer(void)
+{
+    const char *k = getenv("HINT_NNODES");
+    int K = k ? atoi(k) : 1;
+    if (K < 2)
+        return -1;
+    int base = P / K, extra = P % K, first = 0, node = 0;
+    while (node < K && rc_rank >= first + base + (node < extra)) {
+        first += base + (node < extra);
+        node++;
+    }
+    int other = node ^ 1;
+    if (other >= K)
+        return -1;
+    int ofirst = other * base + (other < extra ? other : extra), osize = base + (other < extra);
+    int local = rc_rank - first;
+    return local < osize && local < base + (node < extra) ? ofirst + local : -1;
+}
+
+static const size_t sizes[] = {0, 1, 13, 8191, 8192, 8193, 70001, 300000};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+/* 12 per pair: more than 8 unexpected messages from one rank of the same node would fill their
+   shm channel (SHM_NCELLS cells) and hold the barrier's message back behind them. */
+static void mixed(void)
+{
+    const int n = 12;
+    size_t max = sizes[NSIZES - 1];
+    unsigned char *sb = malloc((size_t)P * n * max), *rb = malloc((size_t)P * n * max);
+    hint_request *req = malloc(2 * (size_t)P * n * sizeof *req);
+    hint_status *st = malloc(2 * (size_t)P * n * sizeof *st);
+    RC_CHECK(sb && rb && req && st);
+    int k = 0;
+    for (int p = 0; p < P; p++)
+        for (int i = 0; i < n / 2; i++, k++)
+            RC_OK(hint_irecv(rb + (size_t)k * max, max, HINT_BYTE, p, 3, HINT_WORLD, &req[k]));
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < P; p++) {
+            unsigned char *b = sb + ((size_t)p * n + i) * max;
+            fill(b, sizes[i % NSIZES], rc_rank, p, i);
+            RC_OK(hint_isend(b, sizes[i % NSIZES], HINT_BYTE, p, 3, HINT_WORLD, &req[P * n + p * n + i]));
+        }
+    RC_OK(hint_barrier(HINT_WORLD)); /* the second half arrives before its receive is posted */
+    for (int p = 0; p < P; p++)
+        for (int i = n / 2; i < n; i++, k++)
+            RC_OK(hint_irecv(rb + (size_t)k * max, max, HINT_BYTE, p, 3, HINT_WORLD, &req[k]));
+    RC_OK(hint_waitall(2 * (size_t)P * n, req, st));
+    k = 0;
+    for (int half = 0; half < 2; half++)
+        for (int p = 0; p < P; p++)
+            for (int i = half * n / 2; i < (half + 1) * n / 2; i++, k++) {
+                RC_CHECK(st[k].source == p && st[k].tag == 3 && st[k].error == 0);
+                if (st[k].bytes != sizes[i % NSIZES])
+                    RC_FAIL("message %d from %d: %zu bytes, expected %zu (out of order?)", i, p, st[k].bytes,
+                            sizes[i % NSIZES]);
+                verify(rb + (size_t)k * max, st[k].bytes, p, rc_rank, i);
+            }
+    free(sb);
+    free(rb);
+    free(req);
+    free(st);
+}
+
+static void anysource(void)
+{
+    const int msgs = 30;
+    if (rc_rank == 0) {
+        int *seen = calloc((size_t)P, sizeof *seen);
+        unsigned char *b = malloc(sizes[NSIZES - 1]);
+        for (int i = 0; i < (P - 1) * msgs; i++) {
+            hint_status st;
+            RC_OK(hint_recv(b, sizes[NSIZES - 1], HINT_BYTE, HINT_ANY_SOURCE, HINT_ANY_TAG, HINT_WORLD, &st));
+            RC_CHECK(st.source >= 1 && st.source < P);
+            int s = seen[st.source]++;
+            /* non-overtaking: one sender's messages are taken in the order sent */
+            RC_CHECK(st.tag == s && st.bytes == sizes[s % NSIZES]);
+            verify(b, st.bytes, st.source, 0, s);
+        }
+        for (int p = 1; p < P; p++)
+            RC_CHECK(seen[p] == msgs);
+        free(seen);
+        free(b);
+    } else {
+        unsigned char *b = malloc(sizes[NSIZES - 1]);
+        for (int i = 0; i < msgs; i++) {
+            fill(b, sizes[i % NSIZES], rc_rank, 0, i);
+            RC_OK(hint_send(b, sizes[i % NSIZES], HINT_BYTE, 0, i, HINT_WORLD));
+        }
+        free(b);
+    }
+}
+
+/* The lower rank of each cross-node pair sends, the higher receives. */
+static void truncate_msgs(void)
+{
+    static const size_t sent[] = {100, 100000, 5000, 100000};
+    static const size_t room[] = {50, 1000, 0, 0};
+    int peer = cross_peer();
+    if (peer < 0)
+        return;
+    unsigned char *b = malloc(100000), *r = malloc(100000);
+    if (rc_rank < peer) {
+        for (int i = 0; i < 4; i++) {
+            fill(b, sent[i], rc_rank, peer, i);
+            RC_OK(hint_send(b, sent[i], HINT_BYTE, peer, i, HINT_WORLD));
+        }
+        fill(b, 777, rc_rank, peer, 9);
+        RC_OK(hint_send(b, 777, HINT_BYTE, peer, 9, HINT_WORLD));
+    } else {
+        int from = peer;
+        for (int i = 0; i < 4; i++) {
+            hint_status st;
+            memset(r, 0xee, 100000);
+            RC_EXPECT(hint_recv(r, room[i], HINT_BYTE, from, i, HINT_WORLD, &st), HINT_ERR_TRUNCATE);
+            RC_CHECK(st.error == HINT_ERR_TRUNCATE && st.bytes == room[i] && st.source == from);
+            verify(r, room[i], from, rc_rank, i);
+            RC_CHECK(r[room[i]] == 0xee);
+        }
+        hint_status st;
+        RC_OK(hint_recv(r, 100000, HINT_BYTE, from, 9, HINT_WORLD, &st));
+        RC_CHECK(st.bytes == 777 && st.error == 0);
+        verify(r, 777, from, rc_rank, 9);
+    }
+    free(b);
+    free(r);
+}
+
+static void big(void)
+{
+    const size_t n = 64u << 20;
+    int last = P - 1;
+    if (rc_rank != 0 && rc_rank != last)
+        return;
+    uint32_t *b = malloc(n);
+    RC_CHECK(b);
+    if (rc_rank == 0) {
+        for (size_t i = 0; i < n / 4; i++)
+            b[i] = (uint32_t)(i * 2654435761u);
+        RC_OK(hint_send(b, n, HINT_BYTE, last, 1, HINT_WORLD));
+        memset(b, 0, n);
+        hint_status st;
+        RC_OK(hint_recv(b, n, HINT_BYTE, last, 2, HINT_WORLD, &st));
+        RC_CHECK(st.bytes == n);
+        for (size_t i = 0; i < n / 4; i++)
+            if (b[i] != (uint32_t)(i * 2654435761u) + 1)
+                RC_FAIL("word %zu of the 64 MiB echo is %u", i, b[i]);
+    } else {
+        hint_status st;
+        RC_OK(hint_recv(b, n, HINT_BYTE, 0, 1, HINT_WORLD, &st));
+        RC_CHECK(st.bytes == n);
+        for (size_t i = 0; i < n / 4; i++) {
+            if (b[i] != (uint32_t)(i * 2654435761u))
+                RC_FAIL("word %zu of the 64 MiB message is %u", i, b[i]);
+            b[i]++;
+        }
+        RC_OK(hint_send(b, n, HINT_BYTE, 0, 2, HINT_WORLD));
+    }
+    free(b);
+}
+
+/* cnt blocks of 3 ints at stride 5 (one vector type per count): sent as the vector, received
+   as contiguous ints and as the vector again. */
+static void derived(void)
+{
+    int peer = cross_peer();
+    if (peer < 0)
+        return;
+    static const size_t counts[] = {1, 100, 30000};
+    for (size_t c = 0; c < 3; c++) {
+        size_t cnt = counts[c];
+        hint_type vec;
+        RC_OK(hint_type_vector(cnt, 3, 5, HINT_INT, &vec));
+        RC_OK(hint_type_commit(&vec));
+        int *v = malloc(cnt * 5 * sizeof(int)), *flat = malloc(cnt * 3 * sizeof(int));
+        if (rc_rank < peer) {
+            for (size_t i = 0; i < cnt * 5; i++)
+                v[i] = (int)(i % 5 < 3 ? i : 0x7fffffff);
+            RC_OK(hint_send(v, 1, vec, peer, 1, HINT_WORLD));
+            RC_OK(hint_send(v, 1, vec, peer, 2, HINT_WORLD));
+        } else {
+            hint_status st;
+            RC_OK(hint_recv(flat, cnt * 3, HINT_INT, peer, 1, HINT_WORLD, &st));
+            RC_CHECK(st.bytes == cnt * 3 * sizeof(int));
+            for (size_t b = 0; b < cnt; b++)
+                for (int j = 0; j < 3; j++)
+                    if (flat[b * 3 + j] != (int)(b * 5 + j))
+                        RC_FAIL("count %zu: int %zu is %d", cnt, b * 3 + j, flat[b * 3 + j]);
+            for (size_t i = 0; i < cnt * 5; i++)
+                v[i] = -1;
+            RC_OK(hint_recv(v, 1, vec, peer, 2, HINT_WORLD, &st));
+            for (size_t i = 0; i < cnt * 5; i++)
+                if (v[i] != (i % 5 < 3 ? (int)i : -1))
+                    RC_FAIL("count %zu: vector int %zu is %d", cnt, i, v[i]);
+        }
+        free(v);
+        free(flat);
+        RC_OK(hint_type_free(&vec));
+    }
+}
+
+/* 1000 isends (64 B, every 50th 100 KB) to the partner on another node, all out before the
+   receiver posts anything; received in reverse tag order. */
+static void outstanding(void)
+{
+    const int n = 1000;
+    int peer = cross_peer();
+    if (peer < 0) {
+        RC_OK(hint_barrier(HINT_WORLD));
+        return;
+    }
+    unsigned char **sb = malloc(n * sizeof *sb), **rb = malloc(n * sizeof *rb);
+    hint_request *req = malloc(2 * (size_t)n * sizeof *req);
+    for (int i = 0; i < n; i++) {
+        size_t b = i % 50 == 0 ? 100000 : 64;
+        sb[i] = malloc(b);
+        rb[i] = malloc(b);
+        fill(sb[i], b, rc_rank, peer, i);
+        RC_OK(hint_isend(sb[i], b, HINT_BYTE, peer, i, HINT_WORLD, &req[i]));
+    }
+    RC_OK(hint_barrier(HINT_WORLD));
+    for (int i = n - 1; i >= 0; i--)
+        RC_OK(hint_irecv(rb[i], i % 50 == 0 ? 100000 : 64, HINT_BYTE, peer, i, HINT_WORLD, &req[n + i]));
+    RC_OK(hint_waitall(2 * (size_t)n, req, HINT_STATUSES_IGNORE));
+    for (int i = 0; i < n; i++) {
+        verify(rb[i], i % 50 == 0 ? 100000 : 64, peer, rc_rank, i);
+        free(sb[i]);
+        free(rb[i]);
+    }
+    free(sb);
+    free(rb);
+    free(req);
+}
+
+int main(int argc, char **argv)
+{
+    RC_OK(hint_init(&argc, &argv));
+    RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
+    RC_OK(hint_group_size(HINT_WORLD, &P));
+    const char *what = argc > 1 ? argv[1] : "mixed";
+    if (!strcmp(what, "mixed"))
+        mixed();
+    else if (!strcmp(what, "anysource"))
+        anysource();
+    else if (!strcmp(what, "truncate"))
+        truncate_msgs();
+    else if (!strcmp(what, "big"))
+        big();
+    else if (!strcmp(what, "derived"))
+        derived();
+    else if (!strcmp(what, "outstanding"))
+        outstanding();
+    else
+        RC_FAIL("unknown case %s", what);
+    RC_OK(hint_finalize());
+    if (rc_rank == 0)
+        printf("ok %s\n", what);
+    return 0;
+}

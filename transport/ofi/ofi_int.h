@@ -1,0 +1,103 @@
+/*
+ * transport/ofi/ofi_int.h — what fabric.c (set-up, wait object) and p2p.c (the protocol) share:
+ * the fabric objects, the operations handed to libfabric and the wire header.
+ */
+#ifndef HINT_TRANSPORT_OFI_INT_H
+#define HINT_TRANSPORT_OFI_INT_H
+
+#include <assert.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_tagged.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hint_request_s;
+
+/* Tag space: control messages (eager, ready-to-send, clear-to-send) all carry OFI_TAG_CTRL and
+   land in the pre-posted pool; rendezvous data carries OFI_TAG_DATA | id << OFI_CHUNK_BITS |
+   chunk, with id unique per receiver (it chose the tag), so it can match nothing else. */
+#define OFI_TAG_CTRL 0ull
+#define OFI_TAG_DATA (1ull << 63)
+#define OFI_CHUNK_BITS 20
+
+enum ofi_kind { OFI_EAGER = 1, OFI_RTS = 2, OFI_CTS = 3 };
+
+/* Every control message starts with this; an eager one's payload follows, a RTS / CTS carries
+   struct ofi_rdv. */
+struct ofi_hdr {
+    uint32_t src;   /* world rank of the sender */
+    uint8_t kind;   /* enum ofi_kind */
+    uint8_t pad[3];
+    int32_t tag;    /* EAGER / RTS: the message's tag */
+    uint32_t ctx;   /* EAGER / RTS: its group's context id */
+    uint64_t bytes; /* EAGER / RTS: the message's bytes; CTS: the bytes the receiver takes */
+    uint32_t seq;   /* control messages from src to this rank, numbered from 0 (order check) */
+    int32_t sig;    /* EAGER / RTS: the datatype signature kind */
+};
+static_assert(sizeof(struct ofi_hdr) == 32, "the wire header is 32 bytes");
+
+struct ofi_rdv {
+    uint64_t cookie; /* the sender's request, echoed back in the CTS */
+    uint64_t msgid;  /* the sender's id for it (checks the cookie) */
+    uint64_t rtag;   /* CTS: the tag the receiver posted its data receives with */
+};
+
+enum ofi_op_type {
+    OP_RX = 1,  /* a pool buffer posted for control messages (or held as an unexpected one) */
+    OP_TX,      /* a control message leaving from a send slot */
+    OP_COPY,    /* an unexpected control message copied out of the pool (malloc'd) */
+    OP_DATA_TX, /* one chunk of rendezvous data leaving */
+    OP_DATA_RX, /* one chunk of rendezvous data arriving */
+};
+
+/* One operation handed to libfabric; its address is the completion's op_context. */
+struct ofi_op {
+    struct fi_context2 fctx; /* the provider's scratch (FI_CONTEXT / FI_CONTEXT2 modes) */
+    uint8_t type;            /* enum ofi_op_type */
+    struct ofi_op *next;     /* free list, retry queue, out-of-order hold list */
+    struct hint_request_s *r; /* OP_TX (eager / RTS / CTS) and data ops: the request */
+    char *buf;               /* message or chunk memory */
+    size_t len;
+    void *desc;              /* its registration's descriptor (NULL when none is needed) */
+    fi_addr_t addr;          /* send: the destination */
+    uint64_t tag;
+    uint32_t src;            /* OP_RX / OP_COPY: the sender (from the header) */
+    uint32_t seq;            /* OP_RX / OP_COPY: the header's sequence number */
+    struct ofi_op *all;      /* data and copy ops: every one allocated, for fini */
+};
+
+struct ofi_state {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    bool mr_local;           /* the provider needs registered buffers (FI_MR_LOCAL) */
+    fi_addr_t *addr;         /* per world rank: its address (FI_ADDR_NOTAVAIL on this node) */
+    uint32_t *eager_max;     /* per world rank: the largest eager payload its pool takes */
+    size_t chunk;            /* largest data operation (the provider's max_msg_size) */
+    int wait_fd;             /* the CQ's wait fd, -1 when the provider has none */
+};
+
+extern struct ofi_state ofi;
+
+/* p2p.c */
+int ofi_p2p_init(void);
+void ofi_p2p_fini(void);
+int ofi_p2p_pending(void);
+bool ofi_p2p_busy(void);     /* sends wait for the provider (-FI_EAGAIN): poll, do not sleep */
+void ofi_isend(struct hint_request_s *r);
+void ofi_deliver(struct hint_request_s *r, int src, void *msg);
+size_t ofi_msg_bytes(const void *msg); /* an unexpected message's bytes (probes) */
+void ofi_progress(void);
+unsigned long ofi_sent(void);
+/* fabric.c */
+int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc);
+void ofi_fatal(const char *what, int rc);
+
+#endif

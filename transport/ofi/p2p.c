@@ -1,0 +1,679 @@
+/*
+ * transport/ofi/p2p.c — point-to-point messages between nodes over one libfabric RDM endpoint.
+ *
+ * Control messages (struct ofi_hdr first) all carry tag OFI_TAG_CTRL and land in a pool of
+ * pre-posted receive buffers (HINT_OFI_RX_BUFFERS of them):
+ *   EAGER  header + payload (up to the smaller of the two ranks' HINT_OFI_EAGER_MAX): the
+ *          sender's request completes once libfabric reports the send done.
+ *   RTS    a larger message (or a synchronous send of any size): header + the sender's handle.
+ *   CTS    the receiver, once matched, posts fi_trecv for the bytes it takes (into the user's
+ *          buffer, or a packed copy for a non-contiguous type) with a tag only it hands out, and
+ *          answers with that tag; the sender then fi_tsend's the data with it. The provider's
+ *          own rendezvous (ofi_rxm: SAR or RMA reads) moves the bytes.
+ * Matching is the runtime's: the first control message of every message goes to
+ * rt_match_arrival. An unexpected one keeps its pool buffer as the runtime's handle until a
+ * receive takes it (ofi_deliver); when fewer than a quarter of the pool buffers remain posted,
+ * unexpected messages are copied out to malloc'd memory and their buffer posted again, up to
+ * HINT_OFI_UNEXPECTED_MAX bytes and OFI_MAX_COPIES messages; beyond that (said once) buffers stay
+ * held and further messages wait in the provider until receives are posted.
+ * Order: every control message from a rank carries a sequence number per destination; the
+ * receiver takes them in that order (holding any that arrive early), so non-overtaking holds per
+ * sender whether or not the provider keeps send-after-send order (FI_ORDER_SAS, asked for). The
+ * sender hands control messages to libfabric strictly in post order: a send that finds no free
+ * send buffer, or that libfabric refuses for now (-FI_EAGAIN), waits in the backlog and every
+ * later one behind it; data operations refused for now wait in a retry queue.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "datatype/datatype.h"
+#include "runtime/request.h"
+#include "runtime/runtime.h"
+#include "runtime/transport.h"
+#include "transport/ofi/ofi.h"
+#include "transport/ofi/ofi_int.h"
+
+#define OFI_NTX 64           /* send buffers for control messages */
+#define OFI_MAX_COPIES 4096  /* unexpected messages copied out of the pool at once, at most */
+#define OFI_TAG_ID_MASK ((1ull << (63 - OFI_CHUNK_BITS)) - 1)
+
+enum {
+    PH_FIRST = 1, /* send: eager / RTS not handed to libfabric yet */
+    PH_EAGER_OUT, /* send: eager message handed over; completes with its send completion */
+    PH_WAIT_CTS,  /* send: RTS out, waiting for the receiver */
+    PH_CTS,       /* receive: matched, CTS not handed to libfabric yet */
+    PH_CTS0_OUT,  /* receive taking no bytes: completes with its CTS's send completion */
+    PH_DATA,      /* send or receive: data operations in flight */
+};
+
+struct rq_list {
+    struct hint_request_s *head, *tail;
+};
+
+static struct {
+    size_t eager_max, slot;      /* this rank's largest eager payload, bytes per pool buffer */
+    int nrx, rx_posted;
+    struct ofi_op *rx, *tx;      /* the pool's receive and send buffers' ops */
+    char *rxmem, *txmem;
+    struct fid_mr *rxmr, *txmr;
+    void *rxdesc, *txdesc;
+    struct ofi_op *tx_free;      /* send buffers free */
+    struct ofi_op *op_free, *op_all; /* data / copy ops: free, every one */
+    struct rq_list backlog;      /* requests waiting to hand a control message over, in order */
+    struct ofi_op *stalled;      /* control op libfabric refused for now: goes first */
+    struct ofi_op *retry_head, *retry_tail; /* data ops and reposts refused for now */
+    uint32_t *tx_seq, *rx_seq;   /* per world rank: control messages sent to / taken from it */
+    struct ofi_op **held;        /* per world rank: control messages that arrived early, by seq */
+    uint64_t next_msgid, next_rtag;
+    size_t unexp_bytes, unexp_max;
+    int ncopies;
+    bool warned;
+    int pending;
+} P;
+
+static unsigned long sent; /* messages sent over the fabric; kept after fini for the stats line */
+
+unsigned long ofi_sent(void) { return sent; }
+int ofi_p2p_pending(void) { return P.pending; }
+bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
+
+static void list_push(struct rq_list *l, struct hint_request_s *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+}
+
+static void list_push_front(struct rq_list *l, struct hint_request_s *r)
+{
+    r->prev = NULL;
+    r->next = l->head;
+    if (l->head)
+        l->head->prev = r;
+    else
+        l->tail = r;
+    l->head = r;
+}
+
+static struct hint_request_s *list_pop(struct rq_list *l)
+{
+    struct hint_request_s *r = l->head;
+    l->head = r->next;
+    if (l->head)
+        l->head->prev = NULL;
+    else
+        l->tail = NULL;
+    r->next = r->prev = NULL;
+    return r;
+}
+
+static void out_of_memory(const char *what, size_t n)
+{
+    RT_ERR("ofi", "no memory for %s (%zu bytes); the job cannot go on", what, n);
+    boot_abort(HINT_ERR_NOMEM, "libfabric transport out of memory");
+}
+
+/* ---- operations ---- */
+
+static struct ofi_op *op_get(void)
+{
+    struct ofi_op *op = P.op_free;
+    if (op) {
+        P.op_free = op->next;
+    } else {
+        if ((op = calloc(1, sizeof *op)) == NULL)
+            out_of_memory("a fabric operation", sizeof *op);
+        op->all = P.op_all;
+        P.op_all = op;
+    }
+    op->next = NULL;
+    return op;
+}
+
+static void op_put(struct ofi_op *op)
+{
+    op->buf = NULL;
+    op->r = NULL;
+    op->next = P.op_free;
+    P.op_free = op;
+}
+
+static void retry_later(struct ofi_op *op)
+{
+    op->next = NULL;
+    if (P.retry_tail)
+        P.retry_tail->next = op;
+    else
+        P.retry_head = op;
+    P.retry_tail = op;
+}
+
+/* Hand a pool receive or a data operation to libfabric: 0, -FI_EAGAIN, or an error. */
+static int submit(struct ofi_op *op)
+{
+    int rc;
+    switch (op->type) {
+    case OP_RX:
+        rc = (int)fi_trecv(ofi.ep, op->buf, P.slot, P.rxdesc, FI_ADDR_UNSPEC, OFI_TAG_CTRL, 0, op);
+        if (rc == 0)
+            P.rx_posted++;
+        return rc;
+    case OP_DATA_TX:
+        return (int)fi_tsend(ofi.ep, op->buf, op->len, op->desc, op->addr, op->tag, op);
+    default: /* OP_DATA_RX */
+        return (int)fi_trecv(ofi.ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op->tag, 0, op);
+    }
+}
+
+static void submit_or_queue(struct ofi_op *op)
+{
+    int rc = submit(op);
+    if (rc == -FI_EAGAIN)
+        retry_later(op);
+    else if (rc)
+        ofi_fatal(op->type == OP_RX ? "fi_trecv (pool)" : op->type == OP_DATA_TX ? "fi_tsend (data)" : "fi_trecv (data)",
+                  rc);
+}
+
+static void repost(struct ofi_op *op)
+{
+    op->type = OP_RX;
+    submit_or_queue(op);
+}
+
+/* ---- completing requests ---- */
+
+static void finish_send(struct hint_request_s *r)
+{
+    r->status.bytes = r->bytes;
+    rq_complete(r);
+    P.pending--;
+}
+
+static void finish_recv(struct hint_request_s *r)
+{
+    r->status.bytes = r->total < r->bytes ? r->total : r->bytes;
+    rq_complete(r);
+    P.pending--;
+}
+
+/* ---- control messages out ---- */
+
+static bool is_eager(const struct hint_request_s *r)
+{
+    size_t lim = ofi.eager_max[r->peer] < P.eager_max ? ofi.eager_max[r->peer] : P.eager_max;
+    return !r->sync && r->bytes <= lim;
+}
+
+/* Fill send buffer op with r's control message: its eager message or RTS, or a receive's CTS. */
+static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
+{
+    struct ofi_hdr *h = (struct ofi_hdr *)op->buf;
+    struct ofi_rdv *v = (struct ofi_rdv *)(h + 1);
+    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .tag = r->tag, .ctx = r->ctx, .bytes = r->bytes,
+                          .sig = r->sig};
+    op->len = sizeof *h;
+    if (r->kind == RQ_RECV) {
+        h->kind = OFI_CTS;
+        h->bytes = r->off;
+        *v = (struct ofi_rdv){.cookie = r->tp_cookie, .msgid = r->msgid, .rtag = r->tp_tag};
+        op->len += sizeof *v;
+    } else if (is_eager(r)) {
+        h->kind = OFI_EAGER;
+        if (r->bytes)
+            rq_pack(r, 0, h + 1, r->bytes);
+        op->len += r->bytes;
+    } else {
+        h->kind = OFI_RTS;
+        r->msgid = P.next_msgid++;
+        *v = (struct ofi_rdv){.cookie = (uint64_t)(uintptr_t)r, .msgid = r->msgid};
+        op->len += sizeof *v;
+    }
+    op->r = r;
+    op->addr = ofi.addr[r->peer];
+}
+
+/* The control message of op left: what its request waits for next. */
+static void ctrl_issued(struct ofi_op *op)
+{
+    struct hint_request_s *r = op->r;
+    uint8_t kind = ((struct ofi_hdr *)op->buf)->kind;
+    if (kind == OFI_EAGER) {
+        r->phase = PH_EAGER_OUT; /* op keeps r: it completes with the send completion */
+        return;
+    }
+    if (kind == OFI_CTS && r->off == 0) {
+        r->phase = PH_CTS0_OUT;
+        return;
+    }
+    r->phase = kind == OFI_RTS ? PH_WAIT_CTS : PH_DATA;
+    op->r = NULL; /* the request moves on with the CTS or the data, not with this completion */
+}
+
+/* fi_tsend a built control message. false: libfabric refused it for now (it is then stalled). */
+static bool post_ctrl(struct ofi_op *op)
+{
+    int peer = op->r->peer;
+    ((struct ofi_hdr *)op->buf)->seq = P.tx_seq[peer];
+    int rc = (int)fi_tsend(ofi.ep, op->buf, op->len, P.txdesc, op->addr, OFI_TAG_CTRL, op);
+    if (rc == -FI_EAGAIN) {
+        P.stalled = op;
+        return false;
+    }
+    if (rc)
+        ofi_fatal("fi_tsend (control)", rc);
+    P.tx_seq[peer]++;
+    ctrl_issued(op);
+    return true;
+}
+
+/* r's control message into a send buffer and out; false when no send buffer is free. */
+static bool issue_ctrl(struct hint_request_s *r)
+{
+    struct ofi_op *op = P.tx_free;
+    if (op == NULL)
+        return false;
+    P.tx_free = op->next;
+    build_ctrl(op, r);
+    post_ctrl(op); /* refused for now: stalled, r is bound to op and leaves the backlog all the same */
+    return true;
+}
+
+static void queue_ctrl(struct hint_request_s *r)
+{
+    if (P.stalled == NULL && P.backlog.head == NULL && issue_ctrl(r))
+        return;
+    list_push(&P.backlog, r);
+}
+
+void ofi_isend(struct hint_request_s *r)
+{
+    P.pending++;
+    sent++;
+    r->phase = PH_FIRST;
+    queue_ctrl(r);
+}
+
+/* ---- rendezvous data ---- */
+
+/* Post r's n data bytes as operations of at most ofi.chunk bytes, chunk k with tag tp_tag | k. */
+static void post_data(struct hint_request_s *r, uint8_t type, size_t n)
+{
+    char *buf = r->buf;
+    if (!r->contig) {
+        if ((r->tp_bounce = malloc(n)) == NULL)
+            out_of_memory("a packed copy of a derived-type message", n);
+        buf = r->tp_bounce;
+        if (type == OP_DATA_TX)
+            rq_pack(r, 0, buf, n);
+    }
+    void *desc;
+    if (ofi_register(buf, n, type == OP_DATA_TX ? FI_SEND : FI_RECV, (struct fid_mr **)&r->tp_mr, &desc))
+        ofi_fatal("fi_mr_reg (data)", -FI_EINVAL);
+    size_t nchunks = (n + ofi.chunk - 1) / ofi.chunk;
+    r->tp_inflight = (uint32_t)nchunks;
+    for (size_t k = 0; k < nchunks; k++) {
+        struct ofi_op *op = op_get();
+        op->type = type;
+        op->r = r;
+        op->buf = buf + k * ofi.chunk;
+        op->len = n - k * ofi.chunk < ofi.chunk ? n - k * ofi.chunk : ofi.chunk;
+        op->desc = desc;
+        op->addr = ofi.addr[r->peer];
+        op->tag = r->tp_tag | k;
+        submit_or_queue(op);
+    }
+}
+
+static void data_done(struct ofi_op *op)
+{
+    struct hint_request_s *r = op->r;
+    op_put(op);
+    if (--r->tp_inflight > 0)
+        return;
+    if (r->tp_mr)
+        fi_close(&((struct fid_mr *)r->tp_mr)->fid);
+    r->tp_mr = NULL;
+    if (r->kind == RQ_RECV) {
+        if (r->tp_bounce)
+            rq_unpack(r, 0, r->tp_bounce, r->off);
+        free(r->tp_bounce);
+        r->tp_bounce = NULL;
+        finish_recv(r);
+    } else {
+        free(r->tp_bounce);
+        r->tp_bounce = NULL;
+        finish_send(r);
+    }
+}
+
+/* The receiver of r's RTS is ready for h->bytes of it. */
+static void cts_arrived(const struct ofi_hdr *h)
+{
+    const struct ofi_rdv *v = (const struct ofi_rdv *)(h + 1);
+    struct hint_request_s *r = (struct hint_request_s *)(uintptr_t)v->cookie;
+    if (r == NULL || r->magic != RQ_MAGIC || r->kind != RQ_SEND || r->phase != PH_WAIT_CTS || r->msgid != v->msgid) {
+        RT_ERR("ofi", "clear-to-send from rank %u for no waiting send (id %llu) dropped", h->src,
+               (unsigned long long)v->msgid);
+        return;
+    }
+    r->tp_tag = v->rtag;
+    if (h->bytes == 0) {
+        finish_send(r);
+        return;
+    }
+    r->phase = PH_DATA;
+    post_data(r, OP_DATA_TX, h->bytes);
+}
+
+/* ---- arrivals ---- */
+
+/* Matching paired receive r with the eager message or RTS in m. */
+static void deliver_first(struct hint_request_s *r, const struct ofi_op *m)
+{
+    const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
+    P.pending++;
+    r->status.source = (int)h->src;
+    r->status.tag = h->tag;
+    r->total = h->bytes;
+    if (r->total > r->bytes)
+        r->status.error = HINT_ERR_TRUNCATE;
+    else if (!dt_kinds_match(h->sig, r->sig))
+        r->status.error = HINT_ERR_TYPE; /* delivered as bytes all the same */
+    size_t n = r->total < r->bytes ? r->total : r->bytes;
+    if (h->kind == OFI_EAGER) {
+        if (n)
+            rq_unpack(r, 0, h + 1, n);
+        finish_recv(r);
+        return;
+    }
+    const struct ofi_rdv *v = (const struct ofi_rdv *)(h + 1);
+    r->peer = (int)h->src;
+    r->tp_cookie = v->cookie;
+    r->msgid = v->msgid;
+    r->off = n; /* the bytes this receive takes: the CTS tells the sender */
+    r->tp_tag = 0;
+    if (n) {
+        r->tp_tag = OFI_TAG_DATA | (P.next_rtag++ & OFI_TAG_ID_MASK) << OFI_CHUNK_BITS;
+        post_data(r, OP_DATA_RX, n); /* before the CTS: the data can only come after it */
+    }
+    r->phase = PH_CTS;
+    queue_ctrl(r);
+}
+
+/* A message the runtime held as unexpected, or one just matched, is done with its buffer. */
+static void release_msg(struct ofi_op *m)
+{
+    if (m->type == OP_RX) {
+        repost(m);
+        return;
+    }
+    P.unexp_bytes -= m->len;
+    P.ncopies--;
+    free(m->buf);
+    op_put(m);
+}
+
+size_t ofi_msg_bytes(const void *msg) { return ((const struct ofi_hdr *)((const struct ofi_op *)msg)->buf)->bytes; }
+
+void ofi_deliver(struct hint_request_s *r, int src, void *msg)
+{
+    (void)src;
+    deliver_first(r, msg);
+    release_msg(msg);
+}
+
+/* The pool runs low: an arriving message moves to malloc'd memory so its buffer goes back,
+   within the bound; NULL (it keeps its buffer) beyond it. */
+static struct ofi_op *copy_out(struct ofi_op *m)
+{
+    if (P.ncopies >= OFI_MAX_COPIES || P.unexp_bytes + m->len > P.unexp_max) {
+        if (!P.warned)
+            RT_ERR("ofi", "unexpected messages from other nodes fill the receive pool and HINT_OFI_UNEXPECTED_MAX "
+                   "(%zu bytes, %d messages); further ones wait in the network until receives are posted",
+                   P.unexp_bytes, P.ncopies);
+        P.warned = true;
+        return NULL;
+    }
+    struct ofi_op *c = op_get();
+    if ((c->buf = malloc(m->len)) == NULL)
+        out_of_memory("an unexpected message", m->len);
+    memcpy(c->buf, m->buf, m->len);
+    c->type = OP_COPY;
+    c->len = m->len;
+    c->src = m->src;
+    c->seq = m->seq;
+    P.unexp_bytes += c->len;
+    P.ncopies++;
+    repost(m);
+    return c;
+}
+
+/* The next control message in order from its sender. */
+static void take(struct ofi_op *m)
+{
+    const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
+    if (h->kind == OFI_CTS) {
+        cts_arrived(h);
+        release_msg(m);
+        return;
+    }
+    if (P.rx_posted < P.nrx / 4) {
+        struct ofi_op *c = copy_out(m);
+        if (c)
+            m = c, h = (const struct ofi_hdr *)m->buf;
+    }
+    struct hint_request_s *r = rt_match_arrival(&ofi_transport, (int)h->src, h->tag, h->ctx, m);
+    if (r) {
+        deliver_first(r, m);
+        release_msg(m);
+    }
+}
+
+/* Keep an early message in its sender's list, ordered by sequence number. */
+static void hold(struct ofi_op *m)
+{
+    struct ofi_op **p = &P.held[m->src];
+    while (*p && (int32_t)((*p)->seq - m->seq) < 0)
+        p = &(*p)->next;
+    m->next = *p;
+    *p = m;
+}
+
+static void arrived(struct ofi_op *m, size_t len)
+{
+    const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
+    P.rx_posted--;
+    if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_CTS) {
+        RT_ERR("ofi", "malformed control message (%zu bytes) dropped", len);
+        repost(m);
+        return;
+    }
+    m->len = len;
+    m->src = h->src;
+    m->seq = h->seq;
+    if (m->seq != P.rx_seq[m->src]) {
+        hold(m);
+        return;
+    }
+    uint32_t src = m->src;
+    take(m);
+    P.rx_seq[src]++;
+    while (P.held[src] && P.held[src]->seq == P.rx_seq[src]) {
+        struct ofi_op *next = P.held[src];
+        P.held[src] = next->next;
+        take(next);
+        P.rx_seq[src]++;
+    }
+}
+
+static void tx_done(struct ofi_op *op)
+{
+    struct hint_request_s *r = op->r;
+    if (r && r->phase == PH_EAGER_OUT)
+        finish_send(r);
+    else if (r && r->phase == PH_CTS0_OUT)
+        finish_recv(r);
+    op->r = NULL;
+    op->next = P.tx_free;
+    P.tx_free = op;
+}
+
+static void completed(struct ofi_op *op, size_t len)
+{
+    switch (op->type) {
+    case OP_RX: arrived(op, len); break;
+    case OP_TX: tx_done(op); break;
+    default: data_done(op); break;
+    }
+}
+
+static const char *op_name(const struct ofi_op *op)
+{
+    static const char *const names[] = {"?", "pool receive", "control send", "copy", "data send", "data receive"};
+    return names[op->type <= OP_DATA_RX ? op->type : 0];
+}
+
+/* A failed operation: said, and its request completes with HINT_ERR_TRANSPORT. */
+static void failed(void)
+{
+    struct fi_cq_err_entry e = {0};
+    if (fi_cq_readerr(ofi.cq, &e, 0) != 1)
+        return;
+    struct ofi_op *op = e.op_context;
+    if (e.err == FI_ECANCELED || op == NULL)
+        return;
+    char detail[128] = "";
+    fi_cq_strerror(ofi.cq, e.prov_errno, e.err_data, detail, sizeof detail);
+    RT_ERR("ofi", "%s of %zu bytes failed: %s (%s)", op_name(op), op->len, fi_strerror(e.err), detail);
+    if (op->type == OP_RX) {
+        P.rx_posted--;
+        repost(op);
+        return;
+    }
+    if (op->r)
+        op->r->status.error = HINT_ERR_TRANSPORT;
+    completed(op, 0);
+}
+
+/* Hand over what waited: the stalled control message, the backlog, then refused data ops. */
+static void drain_queues(void)
+{
+    if (P.stalled) {
+        struct ofi_op *op = P.stalled;
+        P.stalled = NULL;
+        if (!post_ctrl(op))
+            goto data;
+    }
+    while (P.stalled == NULL && P.backlog.head) {
+        struct hint_request_s *r = list_pop(&P.backlog);
+        if (!issue_ctrl(r)) {
+            list_push_front(&P.backlog, r);
+            break;
+        }
+    }
+data:
+    while (P.retry_head) {
+        struct ofi_op *op = P.retry_head;
+        int rc = submit(op);
+        if (rc == -FI_EAGAIN)
+            break;
+        if (rc)
+            ofi_fatal("fi_trecv / fi_tsend (retried)", rc);
+        P.retry_head = op->next;
+        if (P.retry_head == NULL)
+            P.retry_tail = NULL;
+    }
+}
+
+void ofi_progress(void)
+{
+    struct fi_cq_tagged_entry e[16];
+    ssize_t n;
+    while ((n = fi_cq_read(ofi.cq, e, 16)) != -FI_EAGAIN) {
+        if (n == -FI_EAVAIL) {
+            failed();
+            continue;
+        }
+        if (n < 0)
+            ofi_fatal("fi_cq_read", (int)n);
+        for (ssize_t i = 0; i < n; i++)
+            completed(e[i].op_context, e[i].len);
+    }
+    if (P.stalled || P.backlog.head || P.retry_head)
+        drain_queues();
+}
+
+/* ---- set-up ---- */
+
+static int make_pool(struct ofi_op **ops, char **mem, struct fid_mr **mr, void **desc, int n, uint8_t type,
+                     uint64_t access)
+{
+    *ops = calloc((size_t)n, sizeof **ops);
+    *mem = aligned_alloc(64, (size_t)n * P.slot);
+    if (*ops == NULL || *mem == NULL)
+        return HINT_ERR_NOMEM;
+    int st = ofi_register(*mem, (size_t)n * P.slot, access, mr, desc);
+    for (int i = 0; i < n && st == HINT_SUCCESS; i++) {
+        (*ops)[i].type = type;
+        (*ops)[i].buf = *mem + (size_t)i * P.slot;
+    }
+    return st;
+}
+
+int ofi_p2p_init(void)
+{
+    int st = HINT_SUCCESS;
+    int n = rt.boot.size;
+    memset(&P, 0, sizeof P);
+    P.eager_max = rt_cfg_size("HINT_OFI_EAGER_MAX");
+    P.unexp_max = rt_cfg_size("HINT_OFI_UNEXPECTED_MAX");
+    P.nrx = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
+    P.slot = (sizeof(struct ofi_hdr) + (P.eager_max > sizeof(struct ofi_rdv) ? P.eager_max : sizeof(struct ofi_rdv)) +
+              63) / 64 * 64;
+    P.tx_seq = calloc((size_t)n, sizeof *P.tx_seq);
+    P.rx_seq = calloc((size_t)n, sizeof *P.rx_seq);
+    P.held = calloc((size_t)n, sizeof *P.held);
+    if (P.tx_seq == NULL || P.rx_seq == NULL || P.held == NULL)
+        return HINT_ERR_NOMEM;
+    /* Every message that can be unexpected at once: one per pool buffer and per copy. */
+    CHECK_GOTO(rt_match_reserve((size_t)P.nrx + OFI_MAX_COPIES), out);
+    CHECK_GOTO(make_pool(&P.rx, &P.rxmem, &P.rxmr, &P.rxdesc, P.nrx, OP_RX, FI_RECV), out);
+    CHECK_GOTO(make_pool(&P.tx, &P.txmem, &P.txmr, &P.txdesc, OFI_NTX, OP_TX, FI_SEND), out);
+    for (int i = OFI_NTX - 1; i >= 0; i--) {
+        P.tx[i].next = P.tx_free;
+        P.tx_free = &P.tx[i];
+    }
+    for (int i = 0; i < P.nrx; i++)
+        repost(&P.rx[i]);
+out:
+    return st;
+}
+
+/* After the endpoint closed: nothing refers to these buffers any more. */
+void ofi_p2p_fini(void)
+{
+    if (P.rxmr)
+        fi_close(&P.rxmr->fid);
+    if (P.txmr)
+        fi_close(&P.txmr->fid);
+    while (P.op_all) {
+        struct ofi_op *op = P.op_all;
+        P.op_all = op->all;
+        if (op->type == OP_COPY)
+            free(op->buf);
+        free(op);
+    }
+    free(P.rx);
+    free(P.tx);
+    free(P.rxmem);
+    free(P.txmem);
+    free(P.tx_seq);
+    free(P.rx_seq);
+    free(P.held);
+    memset(&P, 0, sizeof P);
+}
