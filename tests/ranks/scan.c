@@ -195,10 +195,12 @@ struct pairkind {
 };
 
 static const struct pairkind pairs[] = {
-    {HINT_FLOAT_INT, "float_int", sizeof(float), offsetof(struct { float v; int i; }, i), sizeof(struct { float v; int i; }), 0},
+    {HINT_FLOAT_INT, "float_int", sizeof(float), offsetof(struct { float v; int i; }, i),
+     sizeof(struct { float v; int i; }), 0},
     {HINT_DOUBLE_INT, "double_int", sizeof(double), offsetof(struct { double v; int i; }, i),
      sizeof(struct { double v; int i; }), 1},
-    {HINT_LONG_INT, "long_int", sizeof(long), offsetof(struct { long v; int i; }, i), sizeof(struct { long v; int i; }), 2},
+    {HINT_LONG_INT, "long_int", sizeof(long), offsetof(struct { long v; int i; }, i),
+     sizeof(struct { long v; int i; }), 2},
     {HINT_2INT, "2int", sizeof(int), offsetof(struct { int v; int i; }, i), sizeof(struct { int v; int i; }), 3},
 };
 #define PAD 0xEE

@@ -283,6 +283,35 @@ static void check_the_op_does_not_commute(void)
     RC_FAIL("the test's matrices commute at P=%d: it could not tell the orders apart", P);
 }
 
+/* The ring algorithms combine out of rank order: forced with an op that does not commute they
+   run an order-keeping algorithm and say so; with one that commutes they run themselves. */
+static void check_ring_falls_back(hint_op noncommutative, hint_op commutative)
+{
+    static const struct {
+        const char *op, *instead;
+    } rings[] = {{"allreduce", "recursive_doubling"}, {"reduce_scatter_block", "reduce_scatter"}};
+    int64_t s[4 * 64], r[4 * 64];
+    for (size_t k = 0; k < 2 && P > 1; k++) {
+        RC_OK(hint_coll_set(rings[k].op, "ring"));
+        for (int c = 0; c < 2; c++) {
+            hint_op op = c ? commutative : noncommutative;
+            const char *ran = NULL;
+            for (int i = 0; i < 4 * P; i++)
+                s[i] = 1;
+            if (k == 0)
+                RC_OK(hint_allreduce(s, r, 1, contig4.t, op, HINT_WORLD));
+            else
+                RC_OK(hint_reduce_scatter_block(s, r, 1, contig4.t, op, HINT_WORLD));
+            RC_OK(hint_coll_last(rings[k].op, &ran));
+            const char *want = c ? "ring" : rings[k].instead;
+            if (ran == NULL || strcmp(ran, want) != 0)
+                RC_FAIL("%s forced to ring with a%s op ran %s, not %s", rings[k].op,
+                        c ? " commutative" : "n op that does not commute", ran ? ran : "nothing", want);
+        }
+        RC_OK(hint_coll_set(rings[k].op, "auto"));
+    }
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -322,6 +351,7 @@ int main(int argc, char **argv)
     }
     if (P > 1)
         RC_CHECK(fn_calls > 0); /* the user's function did the combining */
+    check_ring_falls_back(matmul, matsum);
     RC_OK(hint_op_free(&matmul));
     RC_OK(hint_op_free(&matsum));
     RC_CHECK(matmul == HINT_OP_NULL);
