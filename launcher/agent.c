@@ -4,7 +4,8 @@
  *
  * It reads its job from stdin (never from its command line: the token is a secret): a header
  * line "hint-agent 1 TOKEN JOBID STORE FIRST N WORLD NODE NNODES ARGC HOST", then ARGC
- * NUL-terminated arguments, the ranks' command line as hintrun parses it. It connects to the
+ * NUL-terminated arguments, the ranks' command line as hintrun parses it, then the front's
+ * working directory (it changes to it when it can, so relative paths mean what they mean there). It connects to the
  * front's store (AGENT frame) first of all, so the front can tell a running agent from a launch
  * agent that failed, then runs world ranks FIRST .. FIRST+N-1 exactly as hintrun runs local
  * ranks (spawn.c, bind.c, output.c, watch.c, cleanup.c) with HINT_STORE the front's TCP store
@@ -62,14 +63,14 @@ static int agent_parse_header(const char *line, struct agent_header *h)
     return 0;
 }
 
-/* Reads until the header line and its ARGC NUL-terminated arguments are in. 0, or -1 with why
-   set. */
+/* Reads until the header line, its ARGC NUL-terminated arguments and the front's working
+   directory (NUL-terminated too) are in. 0, or -1 with why set. */
 static int agent_read_job(struct agent_header *h, char **buf_out, const char **why)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     int have_header = 0, nuls = 0;
-    while (buf && !(have_header && nuls >= h->argc)) {
+    while (buf && !(have_header && nuls > h->argc)) {
         struct pollfd p = {.fd = 0, .events = POLLIN};
         int rc = poll(&p, 1, AGENT_READ_TIMEOUT_MS);
         if (rc < 0 && errno == EINTR)
@@ -108,7 +109,7 @@ static int agent_read_job(struct agent_header *h, char **buf_out, const char **w
         }
         len += (size_t)r;
     }
-    if (buf && have_header && nuls >= h->argc) {
+    if (buf && have_header && nuls > h->argc) {
         *buf_out = buf;
         return 0;
     }
@@ -329,6 +330,13 @@ int launch_agent_main(int argc, char **argv)
         args[i] = p;
         p += strlen(p) + 1;
     }
+    /* where the front runs: relative paths mean the same on a host that shares the directory */
+    if (args && *p && chdir(p) != 0) {
+        char here[PATH_MAX];
+        fprintf(stderr, "hintrun: agent on host %s: cannot change to %s (the front's directory): "
+                "%s; relative paths are taken from %s\n", h.host, p, strerror(errno),
+                getcwd(here, sizeof here) ? here : "(unknown)");
+    }
     struct launch_opts opts = {0};
     struct launch_job job = {.sigfd = -1, .exit_code = -1, .watch_fd = -1, .ctl_in = 0,
                              .ctl_fd = -1, .agent = 1};
@@ -351,6 +359,7 @@ int launch_agent_main(int argc, char **argv)
     if (agent_connect(&job, &h) != 0)
         goto out;
     rc = launch_parse_options(h.argc, args, &opts);
+    opts.stdin_rank = LAUNCH_STDIN_NONE; /* stdin is the front's pipe, not the ranks' */
     if (rc < 0 && opts.np != h.world) {
         fprintf(stderr, "hintrun: agent on host %s: the command line has %d ranks, the job %d\n",
                 h.host, opts.np, h.world);

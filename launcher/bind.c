@@ -328,15 +328,19 @@ void launch_report_bindings(const struct launch_job *job)
     const struct bind_plan *p = job->cpuset_of;
     if (!job->opts->report_bindings)
         return;
+    char host[300] = ""; /* an agent (--host) names its host; ranks are world ranks */
+    if (job->agent)
+        snprintf(host, sizeof host, " on host %s", job->host);
     for (int r = 0; r < job->np; r++) {
         if (job->core_of && p && p->set) {
             char what[256], pus[256];
             bind_describe(job, r, what, sizeof what);
             hwloc_bitmap_list_snprintf(pus, sizeof pus, p->set[r]);
-            fprintf(stderr, "hintrun: rank %d (pid %d) bound to %s, cpuset %s\n", r,
-                    (int)job->ranks[r].pid, what, pus);
+            fprintf(stderr, "hintrun: rank %d (pid %d)%s bound to %s, cpuset %s\n", job->rank_base + r,
+                    (int)job->ranks[r].pid, host, what, pus);
         } else {
-            fprintf(stderr, "hintrun: rank %d (pid %d) not bound (%s)\n", r, (int)job->ranks[r].pid,
+            fprintf(stderr, "hintrun: rank %d (pid %d)%s not bound (%s)\n", job->rank_base + r,
+                    (int)job->ranks[r].pid, host,
                     job->opts->bind == LAUNCH_BIND_NONE ? "--bind-to none" : "more ranks than cores");
         }
     }

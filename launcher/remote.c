@@ -5,7 +5,8 @@
  * `<launch agent> <host> <this hintrun> --agent` (ssh by default) with a pipe as the agent's
  * stdin. Everything the agent needs, the job's token included, goes down that pipe, never on a
  * command line (where `ps` on any host would show it): one header line, then the arguments of
- * the ranks' command line, each ending in a NUL (no quoting for a remote shell to undo). The
+ * the ranks' command line, each ending in a NUL (no quoting for a remote shell to undo), then
+ * the front's working directory. The
  * pipe then stays open: EOF on it, because the front ended the job or died (ssh passes EOF on),
  * tells the agent to end its ranks and clean up its host.
  *
@@ -216,8 +217,12 @@ static int remote_message(const struct launch_job *job, int k, struct boot_buf *
     int len = snprintf(head, sizeof head, "hint-agent 1 %s %s %s %d %d %d %d %d %d %s\n",
                        job->token, job->jobid, job->store_addr, h->first, h->n, job->world_np, k,
                        job->opts->nhosts, argc, h->name);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0'; /* then the agent stays where the launch agent started it */
     boot_buf_add(msg, head, (size_t)len);
     boot_buf_add(msg, args.data, args.len);
+    boot_buf_add(msg, cwd, strlen(cwd) + 1);
     int failed = args.failed || msg->failed || len >= (int)sizeof head;
     boot_buf_free(&args);
     return failed ? -1 : 0;

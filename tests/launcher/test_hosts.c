@@ -267,3 +267,26 @@ Test(hosts, failing_launch_agent)
               strstr(r.err, "hintrun --agent' exited with status 1"), "%s", r.err);
     lt_run_free(&r);
 }
+
+/* Agents run in the front's directory (when the host has it), so relative paths mean the same;
+   ranks read /dev/null, never the front's pipe to their agent. */
+Test(hosts, directory_and_stdin)
+{
+    struct lt_run r;
+    char here[4096], want[4200];
+    cr_assert(getcwd(here, sizeof here));
+    const char *const args[] = {"--host", "a,b", "--launch-agent", "env -C / HINT_TEST_HOST={host}",
+                                "--store-addr", "127.0.0.1", "--tag-output", lt_rank(), "env",
+                                "PWD", NULL};
+    cr_assert_eq(lt_run_input(&r, args, "front's stdin\n"), 0);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_eq(lt_count(r.out, "stdin eof"), 2, "%s", r.out);
+    lt_run_free(&r);
+    const char *const pwd[] = {"--host", "a,b", "--launch-agent", "env -C / HINT_TEST_HOST={host}",
+                               "--store-addr", "127.0.0.1", "--tag-output", "pwd", NULL};
+    cr_assert_eq(lt_run(&r, pwd, NULL, NULL), 0);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    snprintf(want, sizeof want, "[1] %s\n", here);
+    cr_expect(strstr(r.out, want), "agents did not run in %s:\n%s", here, r.out);
+    lt_run_free(&r);
+}
