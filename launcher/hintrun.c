@@ -346,8 +346,14 @@ static void launch_check_abort(struct launch_job *job)
     struct store_abort a;
     if (!job->store || !store_take_abort(job->store, &a) || job->ending)
         return;
-    fprintf(stderr, "hintrun: rank %d (pid %d) aborted the job with code %d%s%s\n", a.rank,
-            (int)a.pid, a.code, a.msg[0] ? ": " : "", a.msg);
+    char where[300] = "";
+    for (int k = 0; k < job->opts->nhosts; k++) {
+        const struct launch_host *h = &job->opts->hosts[k];
+        if (a.rank >= h->first && a.rank < h->first + h->n)
+            snprintf(where, sizeof where, " on host %s", h->name);
+    }
+    fprintf(stderr, "hintrun: rank %d (pid %d)%s aborted the job with code %d%s%s\n", a.rank,
+            (int)a.pid, where, a.code, a.msg[0] ? ": " : "", a.msg);
     launch_end_job(job, boot_abort_status(a.code), SIGTERM, LAUNCH_KILL_GRACE);
 }
 

@@ -197,6 +197,35 @@ def test_remote_kill():
        "pids %s shm %s jobs %s" % (left, shm, jobs))
 
 
+CRASH = os.path.join(BUILD, "tests", "ranks", "crash")
+
+
+def test_hint_ranks_fail():
+    """real hint ranks (tests/ranks/crash) failing on the remote host while the others wait in a
+    collective across both hosts"""
+    if not has_ofi() or not os.path.exists(CRASH):
+        ok(True, "hint ranks failing across hosts # SKIP no ofi transport or tests/ranks/crash")
+        return
+    cases = [("killcoll", "3", 137, r"rank 3 \(pid \d+\) on host %s killed by signal 9 \(Killed\)" % re.escape(IP[1])),
+             # libpsm2, loaded with libfabric's providers, catches SIGSEGV, prints a backtrace
+             # and exits 1: either way the rank and host are named
+             ("segv", "2", (139, 1), r"rank 2 \(pid \d+\) on host %s (killed by signal 11|exited with "
+                                     r"status 1)" % re.escape(IP[1])),
+             ("exit0", "3", 1, r"rank 3 \(pid \d+\) on host %s exited with status 0 without calling "
+                               r"hint_finalize" % re.escape(IP[1])),
+             ("abort", "2", 7, r"rank 2 \(pid \d+\) on host %s aborted the job with code 7" % re.escape(IP[1])),
+             ("preinit", "3", 137, r"rank 3 \(pid \d+\) on host %s killed by signal 9" % re.escape(IP[1]))]
+    for mode, victim, want, msg in cases:
+        st, out, err, secs, _ = hintrun(hosts(2, 2) + FABRIC + ["sh", "-c", 'echo jobid $HINT_JOBID; exec "$0" "$@"',
+                                                                CRASH, mode, victim], timeout=120)
+        out = re.sub(r"rankpid=(\d+)", r"rank pid \1 ", out)
+        left, shm, jobs = left_behind(out)
+        wants = want if isinstance(want, tuple) else (want,)
+        ok(st in wants and re.search(msg, err) and jobs and not left and not shm,
+           "hint ranks across hosts, crash %s on the remote host: status %s, named, nothing left (%.1f s)"
+           % (mode, "/".join(map(str, wants)), secs), "status %d pids %s shm %s\n%s\n%s" % (st, left, shm, out, err))
+
+
 def test_remote_unfinished():
     st, out, err, _, _ = hintrun(hosts(1, 2) + [LT_RANK, "exit", "0", "2"])
     ok(st == 1 and re.search(r"rank 2 \(pid \d+\) on host %s exited with status 0 without calling "
@@ -257,7 +286,7 @@ def test_front_killed():
 def main():
     try:
         setup()
-        tests = [test_placement, test_programs, test_remote_kill, test_remote_unfinished,
+        tests = [test_placement, test_programs, test_remote_kill, test_hint_ranks_fail, test_remote_unfinished,
                  test_token_over_tcp, test_unreachable_host, test_failing_launch_agent,
                  test_unreachable_store, test_front_killed]
         only = os.environ.get("HINT_NETNS_ONLY")
