@@ -3,6 +3,7 @@
  * plus three times, then one is kept, the same on every rank, and every result along the way is
  * right; a second buffer pair gets its own trial.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,9 @@
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
+/* The world spans virtual nodes (hintrun --nodes K, K > 1): autotuning must never try the
+   shared-heap orders, which need one node; the defaults' message-based choice runs. */
+static bool spans;
 
 static int index_of(const char *name)
 {
@@ -35,7 +39,7 @@ static void run(size_t block, int P, int *kept)
                      r[(size_t)p * block + block - 1] == ((p * 16 + rc_rank + it) & 0xff));
         const char *ran;
         RC_OK(hint_coll_last("alltoall", &ran));
-        RC_CHECK(index_of(ran) >= 0);
+        RC_CHECK(spans ? index_of(ran) < 0 && strcmp(ran, "staged") != 0 : index_of(ran) >= 0);
         if (it >= 20) { /* long after the trials: one choice, kept */
             if (prev && strcmp(prev, ran) != 0)
                 changes++;
@@ -62,6 +66,7 @@ static int run_allgather(size_t b, int P)
         const char *ran;
         RC_OK(hint_coll_last("allgather", &ran));
         RC_CHECK(it < 30 || !prev || strcmp(prev, ran) == 0);
+        RC_CHECK(!spans || strncmp(ran, "morton", 6) != 0);
         prev = ran;
     }
     heap_buffer_free(s);
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
     int P;
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
+    spans = getenv("HINT_NNODES") && atoi(getenv("HINT_NNODES")) > 1;
     int kept[3], all[3 * 64];
     run(4096, P, &kept[0]);
     run(300, P, &kept[1]);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "collectives/algs.h"
 #include "collectives/coll.h"
 #include "hint.h"
 #include "tests/common/malloc_heap.h"
@@ -433,7 +434,7 @@ static bool applicable_at(struct ctx *c, size_t n)
     for (int i = 0; i < t->nalgs; i++)
         if (!strcmp(t->algs[i].name, c->alg)) {
             struct coll_args probe = {.op_id = find_op(c->op), .g = c->g, .size = c->P, .rank = c->r, .block = n};
-            return t->algs[i].applicable == NULL || t->algs[i].applicable(&probe);
+            return coll_alg_usable(i, &probe);
         }
     return true;
 }
@@ -535,7 +536,13 @@ static int call_small(const char *op, hint_group g, int P)
         return hint_allgatherv(s, 8, HINT_BYTE, r, cnt, dsp, HINT_BYTE, g);
     if (!strcmp(op, "alltoall"))
         return hint_alltoall(s, 8, HINT_BYTE, r, 8, HINT_BYTE, g);
-    RC_FAIL("no small call for %s", op);
+    if (!strcmp(op, "alltoallv"))
+        return hint_alltoallv(s, cnt, dsp, HINT_BYTE, r, cnt, dsp, HINT_BYTE, g);
+    if (!strcmp(op, "gatherv"))
+        return hint_gatherv(s, 8, HINT_BYTE, r, cnt, dsp, HINT_BYTE, 0, g);
+    if (!strcmp(op, "scatterv"))
+        return hint_scatterv(s, cnt, dsp, HINT_BYTE, r, 8, HINT_BYTE, 0, g);
+    return call_sized(op, g, P, 8);
 }
 
 static int find_op(const char *op)
@@ -546,18 +553,54 @@ static int find_op(const char *op)
     return id;
 }
 
+/* This rank's node as hintrun gave it (HINT_NODE_ID; one node without it). */
+static int my_node(void)
+{
+    const char *v = getenv("HINT_NODE_ID");
+    return v ? atoi(v) : 0;
+}
+
+/* Whether g's members are on several nodes, from what each member says of itself (not from the
+   library's node map, which this checks). */
+static bool spans_nodes(hint_group g)
+{
+    int P, me = my_node();
+    RC_OK(hint_group_size(g, &P));
+    int *all = malloc((size_t)P * sizeof *all);
+    RC_CHECK(all != NULL);
+    RC_OK(hint_coll_set("allgather", "auto"));
+    RC_OK(hint_allgather(&me, 1, HINT_INT, all, 1, HINT_INT, g));
+    bool spans = false;
+    for (int p = 1; p < P; p++)
+        spans = spans || all[p] != all[0];
+    free(all);
+    return spans;
+}
+
+/* Node-only algorithms refused (forced on a group spanning nodes: HINT_ERR_UNSUPPORTED). */
+static int refused_across;
+
 static void all_algorithms(const char *op, hint_group g)
 {
     struct ctx c = {.g = g, .op = op};
     RC_OK(hint_group_rank(g, &c.r));
     RC_OK(hint_group_size(g, &c.P));
+    bool spans = spans_nodes(g);
     const struct coll_table *t = &coll_tables[find_op(op)];
     for (int i = 0; i < t->nalgs; i++) {
         c.alg = t->algs[i].name;
         /* an algorithm that cannot run for this P must say so, then is skipped */
         RC_OK(hint_coll_set(op, c.alg));
         struct coll_args probe = {.op_id = find_op(op), .g = g, .size = c.P, .rank = c.r};
-        if (t->algs[i].applicable && !t->algs[i].applicable(&probe)) {
+        bool usable = coll_alg_usable(i, &probe);
+        /* across nodes a node-only algorithm never runs; on one node the node segment's do */
+        if (spans && t->algs[i].node_only) {
+            RC_CHECK(!usable);
+            refused_across++;
+        }
+        if (!spans && c.P > 1 && t->algs[i].applicable == coll_shm_ok && !usable)
+            RC_FAIL("%s/%s cannot run on a group of %d on one node", op, c.alg, c.P);
+        if (!usable) {
             if (c.P > 1)
                 RC_EXPECT(call_small(op, g, c.P), HINT_ERR_UNSUPPORTED);
             continue;
@@ -654,7 +697,7 @@ static void regroup_algorithms(const char *op, int P)
             RC_OK(hint_group_rank(g, &c.r));
             RC_OK(hint_group_size(g, &c.P));
             struct coll_args probe = {.op_id = find_op(op), .g = g, .size = c.P, .rank = c.r};
-            if (!t->algs[i].applicable || t->algs[i].applicable(&probe)) {
+            if (coll_alg_usable(i, &probe)) {
                 force(&c);
                 current_alg = c.alg;
                 run_op_sizes(&c, small, sizeof small / sizeof small[0]);
@@ -665,6 +708,29 @@ static void regroup_algorithms(const char *op, int P)
     }
     RC_OK(hint_coll_set(op, "auto"));
     salt = 0;
+}
+
+/* Virtual nodes (hintrun --nodes K): groups spanning nodes unevenly (every third rank, and the
+   rest), and each node's own group, where the node-only algorithms run again. The world spans
+   nodes, so every node-only algorithm of op was refused on it. */
+static void across_nodes(const char *op, int P)
+{
+    hint_group uneven, node;
+    RC_OK(hint_group_split(HINT_WORLD, rc_rank % 3 == 0, rc_rank, &uneven));
+    all_algorithms(op, uneven);
+    RC_OK(hint_group_free(&uneven));
+    RC_OK(hint_group_split_type(HINT_WORLD, HINT_SPLIT_NODE, P - rc_rank, &node));
+    RC_CHECK(!spans_nodes(node));
+    all_algorithms(op, node);
+    RC_OK(hint_group_free(&node));
+    const struct coll_table *t = &coll_tables[find_op(op)];
+    int node_only = 0;
+    for (int i = 0; i < t->nalgs; i++)
+        node_only += t->algs[i].node_only;
+    if (node_only > 0 && refused_across < node_only)
+        RC_FAIL("%s: %d node-only algorithms, but only %d refusals across nodes", op, node_only, refused_across);
+    if (rc_rank == 0)
+        printf("%s: %d node-only algorithm refusals on groups spanning nodes\n", op, refused_across);
 }
 
 int main(int argc, char **argv)
@@ -700,6 +766,9 @@ int main(int argc, char **argv)
     RC_OK(hint_group_split(HINT_WORLD, rc_rank % 2, P - rc_rank, &sub));
     all_algorithms(argv[1], sub);
     RC_OK(hint_group_free(&sub));
+    const char *nn = getenv("HINT_NNODES");
+    if (nn && atoi(nn) > 1)
+        across_nodes(argv[1], P);
     RC_OK(hint_finalize());
     if (rc_rank == 0)
         printf("ok %s\n", argv[1]);

@@ -293,12 +293,20 @@ static void run_alg(int op_id, const char *alg)
     }
 }
 
+/* The world spans virtual nodes (hintrun --nodes K, K > 1): the node-only algorithms cannot run. */
+static bool world_spans;
+
 static void every_alg(int op_id)
 {
     const struct coll_table *t = &coll_tables[op_id];
     for (int i = 0; i < t->nalgs; i++) {
         if (strcmp(t->algs[i].name, "recursive_doubling") == 0 && (P & (P - 1)) != 0)
             continue; /* powers of two only */
+        if (world_spans && t->algs[i].node_only) {
+            struct coll_args probe = {.op_id = op_id, .g = HINT_WORLD, .size = P, .rank = rc_rank, .block = 8};
+            RC_CHECK(!coll_alg_usable(i, &probe)); /* coll_check asserts what forcing it returns */
+            continue;
+        }
         run_alg(op_id, t->algs[i].name);
     }
     run_alg(op_id, "auto");
@@ -349,14 +357,17 @@ int main(int argc, char **argv)
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
+    world_spans = getenv("HINT_NNODES") && atoi(getenv("HINT_NNODES")) > 1;
     make_layouts();
     every_alg(COLL_ALLTOALL);
     every_alg(COLL_ALLGATHER);
     every_alg(COLL_ALLTOALLV);
     every_alg(COLL_ALLGATHERV);
     every_alg(COLL_BCAST);
-    off_heap_pieces();
-    fallback_then_publish();
+    if (!world_spans) { /* both force node-only algorithms */
+        off_heap_pieces();
+        fallback_then_publish();
+    }
     printf("rank %d: expect direct %lu, packed %lu\n", rc_rank, want_direct, want_packed);
     for (int i = 1; i < NLAYOUTS; i++)
         RC_OK(hint_type_free(&L[i].t));

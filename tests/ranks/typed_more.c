@@ -284,7 +284,7 @@ static bool fits(const char *alg, size_t block)
 {
     (void)alg;
     struct coll_args probe = {.op_id = forced_op, .g = HINT_WORLD, .size = P, .rank = rc_rank, .block = block};
-    return forced == NULL || forced->applicable == NULL || forced->applicable(&probe);
+    return forced == NULL || coll_alg_usable((int)(forced - coll_tables[forced_op].algs), &probe);
 }
 
 
@@ -300,8 +300,8 @@ static void every_alg(const char *op, void (*run)(const char *alg))
         const char *alg = i < t->nalgs ? t->algs[i].name : "auto";
         RC_OK(hint_coll_set(op, alg));
         struct coll_args probe = {.op_id = id, .g = HINT_WORLD, .size = P, .rank = rc_rank, .block = 8};
-        if (i < t->nalgs && t->algs[i].applicable && !t->algs[i].applicable(&probe))
-            continue;
+        if (i < t->nalgs && !coll_alg_usable(i, &probe))
+            continue; /* a node-only one when the world spans nodes, too */
         forced = i < t->nalgs ? &t->algs[i] : NULL;
         forced_op = id;
         run(alg);
