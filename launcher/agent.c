@@ -13,7 +13,8 @@
  * (EXITED), which judges it (it knows which ranks finalized) and prints the failure with this
  * host's name; a failing rank also ends this host's ranks at once. EOF on stdin or on the store
  * connection (the front ended the job, or died) ends the ranks (SIGTERM, SIGKILL 0.3 s later),
- * and the agent cleans its host and exits. Before exiting it waits (briefly) for the front to
+ * and the agent cleans its host and exits. An "s" on stdin (the front's --timeout expired) asks
+ * each rank what it waits in (report.c). Before exiting it waits (briefly) for the front to
  * acknowledge its reports, so the front has judged every rank exit before it sees the agent's.
  */
 #include <errno.h>
@@ -298,6 +299,8 @@ void launch_agent_handle(struct launch_job *job, const struct pollfd *pfd, size_
     if (pfd[0].fd >= 0 && pfd[0].revents) {
         char sink[256];
         ssize_t r = read(job->ctl_in, sink, sizeof sink);
+        if (r > 0 && memchr(sink, 's', (size_t)r) && !job->ending)
+            launch_ask_states(job); /* the front's --timeout expired */
         if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
             /* the front ended the job or is gone */
             close(job->ctl_in);

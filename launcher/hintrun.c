@@ -44,7 +44,8 @@ void launch_end_job(struct launch_job *job, int status, int sig, double grace)
         return;
     job->ending = 1;
     launch_signal_ranks(job, sig);
-    job->kill_at = launch_now() + grace;
+    /* agents kill their ranks after their own grace, then clean up: never cut that short */
+    job->kill_at = launch_now() + (job->nagents && grace < LAUNCH_AGENT_GRACE ? LAUNCH_AGENT_GRACE : grace);
 }
 
 /* ---------------------------------------------------------------- rank exits */
@@ -327,6 +328,7 @@ static void launch_check_deadlines(struct launch_job *job)
     if (job->deadline > 0 && !job->ending && !job->report_until && now >= job->deadline) {
         /* first each rank's state, while the ranks still run (report.c) */
         launch_ask_states(job);
+        launch_remote_ask_states(job);
         job->report_until = now + LAUNCH_REPORT_MAX;
     }
     if (job->report_until > 0 && !job->ending &&

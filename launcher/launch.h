@@ -29,6 +29,9 @@
 /* Between SIGTERM and SIGKILL when the job is ended: short, so a failure ends the job in well
    under a second even when a rank ignores SIGTERM. */
 #define LAUNCH_KILL_GRACE 0.3
+/* The front of a job across hosts: how long an agent has, after SIGTERM and EOF, to end its
+   ranks (its own LAUNCH_KILL_GRACE) and clean its host before its process group is killed */
+#define LAUNCH_AGENT_GRACE 3.0
 
 /* --bind-to: what a rank's cpuset is widened to. The order of the last four is coarsening. */
 enum { LAUNCH_BIND_DEFAULT = 0, LAUNCH_BIND_CORE = 1, LAUNCH_BIND_NONE = 2, LAUNCH_BIND_L3 = 3,
@@ -194,6 +197,7 @@ int launch_remote_setup(struct launch_job *job);  /* 0 or an exit status */
 void launch_remote_check_exits(struct launch_job *job);  /* after SIGCHLD */
 void launch_remote_take_exits(struct launch_job *job);   /* after the store ran */
 void launch_remote_signal(struct launch_job *job, int sig);
+void launch_remote_ask_states(struct launch_job *job);   /* --timeout: each agent asks its ranks */
 void launch_remote_cleanup(struct launch_job *job);
 
 /* agent.c: hintrun --agent; returns the exit status */

@@ -34,9 +34,6 @@
 #include "launcher/launch.h"
 #include "runtime/boot_proto.h"
 
-/* after SIGTERM, how long an agent has to end its ranks (it kills them 0.3 s after its own
-   SIGTERM) and clean up before its process group is killed */
-#define REMOTE_AGENT_GRACE 3.0
 
 static char remote_self[PATH_MAX]; /* this hintrun, which every host must have at this path */
 
@@ -345,7 +342,7 @@ int launch_remote_setup(struct launch_job *job)
         return 1;
     for (int k = 0; k < o->nhosts; k++)
         if (remote_spawn_agent(job, k, self) != 0) {
-            launch_end_job(job, 1, SIGTERM, REMOTE_AGENT_GRACE);
+            launch_end_job(job, 1, SIGTERM, LAUNCH_AGENT_GRACE);
             break;
         }
     return 0;
@@ -387,7 +384,7 @@ static void remote_agent_exited(struct launch_job *job, int k, const siginfo_t *
         return;
     if (!store_agent_joined(job->store, k)) {
         remote_agent_failed_to_start(job, k, how, status);
-        launch_end_job(job, 1, SIGTERM, REMOTE_AGENT_GRACE);
+        launch_end_job(job, 1, SIGTERM, LAUNCH_AGENT_GRACE);
         return;
     }
     if (how == BOOT_EXIT_STATUS && status == 0)
@@ -398,7 +395,7 @@ static void remote_agent_exited(struct launch_job *job, int k, const siginfo_t *
     else
         fprintf(stderr, "hintrun: the agent on host %s (ranks %d to %d) was killed by signal %d (%s)\n",
                 h->name, h->first, h->first + h->n - 1, status, strsignal(status));
-    launch_end_job(job, launch_failure_status(how, status), SIGTERM, REMOTE_AGENT_GRACE);
+    launch_end_job(job, launch_failure_status(how, status), SIGTERM, LAUNCH_AGENT_GRACE);
 }
 
 void launch_remote_check_exits(struct launch_job *job)
@@ -430,7 +427,7 @@ void launch_remote_take_exits(struct launch_job *job)
         if (!failed || job->ending)
             continue;
         launch_report_failure(e.rank, e.pid, e.how, e.status, unfinished, h->name);
-        launch_end_job(job, launch_failure_status(e.how, e.status), SIGTERM, REMOTE_AGENT_GRACE);
+        launch_end_job(job, launch_failure_status(e.how, e.status), SIGTERM, LAUNCH_AGENT_GRACE);
     }
 }
 
@@ -449,6 +446,14 @@ void launch_remote_signal(struct launch_job *job, int sig)
             a->in_fd = -1;
         }
     }
+}
+
+void launch_remote_ask_states(struct launch_job *job)
+{
+    for (int k = 0; k < job->nagents; k++)
+        if (job->agents[k].in_fd >= 0 && write(job->agents[k].in_fd, "s", 1) != 1) {
+            /* the agent is gone or stuck: its ranks cannot answer; the job ends anyway */
+        }
 }
 
 void launch_remote_cleanup(struct launch_job *job)

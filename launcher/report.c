@@ -8,7 +8,8 @@
  * that has not reached hint_init, and one that has finalized. hintrun waits until every rank it
  * asked has forwarded a "hint: rank " line on its stderr, at most LAUNCH_REPORT_MAX seconds (a
  * rank that joined the store but installed no handler, e.g. a program using the bootstrap client
- * alone, never answers).
+ * alone, never answers). Across hosts the front writes "s" on every agent's stdin and each
+ * agent asks its ranks; the front then waits the whole LAUNCH_REPORT_MAX.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -42,10 +43,12 @@ void launch_ask_states(struct launch_job *job)
         if (!rk->running)
             continue;
         char state = launch_proc_state(rk->pid);
-        int joined = store_rank_joined(job->store, r);
+        /* an agent (--host) has no store: it asks every rank, and the front waits its fixed
+           time for the answers */
+        int joined = job->store ? store_rank_joined(job->store, r) : 1;
         if (state == 'T' || state == 't')
             fprintf(stderr, "hintrun: rank %d (pid %d) is stopped (SIGSTOP or a debugger); it "
-                    "cannot say what it waits in\n", r, (int)rk->pid);
+                    "cannot say what it waits in\n", job->rank_base + r, (int)rk->pid);
         else if (joined == 0)
             fprintf(stderr, "hintrun: rank %d (pid %d) has not called hint_init\n", r,
                     (int)rk->pid);
@@ -61,6 +64,8 @@ void launch_ask_states(struct launch_job *job)
 
 int launch_states_answered(const struct launch_job *job)
 {
+    if (job->nagents)
+        return 0; /* the front cannot count the agents' answers: it waits LAUNCH_REPORT_MAX */
     for (int r = 0; r < job->np; r++) {
         const struct launch_rank *rk = &job->ranks[r];
         if (rk->asked && rk->running && rk->out[1].fd >= 0 && rk->out[1].state_lines == rk->asked_at)

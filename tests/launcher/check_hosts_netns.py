@@ -226,6 +226,22 @@ def test_hint_ranks_fail():
            % (mode, "/".join(map(str, wants)), secs), "status %d pids %s shm %s\n%s\n%s" % (st, left, shm, out, err))
 
 
+def test_timeout_states():
+    """--timeout: each host's agent asks its ranks what they wait in, then the job ends"""
+    if not has_ofi() or not os.path.exists(CRASH):
+        ok(True, "--timeout across hosts # SKIP no ofi transport or tests/ranks/crash")
+        return
+    st, out, err, secs, _ = hintrun(hosts(2, 2) + FABRIC + ["--timeout", "8", "sh", "-c",
+                                    'echo jobid $HINT_JOBID; exec "$0" "$@"', CRASH, "order", "2"])
+    out = re.sub(r"rankpid=(\d+)", r"rank pid \1 ", out)
+    waiting = set(re.findall(r"hint: rank (\d) waiting [0-9.]+ s in (?:barrier|bcast)", err))
+    left, shm, jobs = left_behind(out)
+    ok(st == 124 and waiting == {"0", "1", "2", "3"} and "watcher" not in err and not left and not shm,
+       "--timeout across hosts: every rank on both hosts says what it waits in, status 124, agents "
+       "clean up (%.1f s)" % secs, "status %d waiting %s pids %s shm %s\n%s\n%s" % (st, waiting, left, shm,
+                                                                                  out, err))
+
+
 def test_remote_unfinished():
     st, out, err, _, _ = hintrun(hosts(1, 2) + [LT_RANK, "exit", "0", "2"])
     ok(st == 1 and re.search(r"rank 2 \(pid \d+\) on host %s exited with status 0 without calling "
@@ -286,7 +302,8 @@ def test_front_killed():
 def main():
     try:
         setup()
-        tests = [test_placement, test_programs, test_remote_kill, test_hint_ranks_fail, test_remote_unfinished,
+        tests = [test_placement, test_programs, test_remote_kill, test_hint_ranks_fail, test_timeout_states,
+                 test_remote_unfinished,
                  test_token_over_tcp, test_unreachable_host, test_failing_launch_agent,
                  test_unreachable_store, test_front_killed]
         only = os.environ.get("HINT_NETNS_ONLY")

@@ -290,3 +290,19 @@ Test(hosts, directory_and_stdin)
     cr_expect(strstr(r.out, want), "agents did not run in %s:\n%s", here, r.out);
     lt_run_free(&r);
 }
+
+/* --timeout across hosts: status 124, every agent ends its ranks and cleans up itself (its
+   watcher would say so if the front had cut that short). */
+Test(hosts, timeout)
+{
+    struct lt_run r;
+    const char *const args[] = {"--host", "a:2,b:1", LOCAL_AGENT, "--timeout", "1", lt_rank(),
+                                "sleep", "leave-things", NULL};
+    cr_assert_eq(lt_run(&r, args, NULL, NULL), 0);
+    cr_expect_eq(r.status, 124, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "timeout: the job ran longer than 1 seconds"), "%s", r.err);
+    cr_expect_not(strstr(r.err, "watcher"), "an agent was killed before it cleaned up:\n%s", r.err);
+    cr_expect_lt(r.t_end - r.t_start, 3.0, "took %.2f s", r.t_end - r.t_start);
+    expect_clean(&r);
+    lt_run_free(&r);
+}
