@@ -310,9 +310,9 @@ static void launch_close_streams(struct launch_job *job)
 /* Milliseconds until the earliest of the pending deadlines (-1: none). */
 static int launch_poll_timeout(const struct launch_job *job, double drain_until)
 {
-    double t[4] = {job->ending || job->report_until ? 0 : job->deadline, job->kill_at, drain_until,
-                   job->ending ? 0 : job->report_until}, first = 0;
-    for (int i = 0; i < 4; i++)
+    double t[5] = {job->ending || job->report_until ? 0 : job->deadline, job->kill_at, drain_until,
+                   job->ending ? 0 : job->report_until, job->ending ? 0 : job->agents_due}, first = 0;
+    for (int i = 0; i < 5; i++)
         if (t[i] > 0 && (first == 0 || t[i] < first))
             first = t[i];
     if (first == 0)
@@ -404,6 +404,7 @@ static int launch_loop(struct launch_job *job)
                 output_pump(o, agent_stream ? 0 : launch_output_flags(job->opts));
         }
         launch_check_deadlines(job);
+        launch_remote_check_started(job);
         if (drain_until > 0 && launch_now() >= drain_until)
             launch_close_streams(job);
     }

@@ -117,6 +117,7 @@ struct launch_job {
     int ctl_unacked;       /* an agent: EXITED reports not yet acknowledged */
     struct launch_agent *agents; /* the front of a job across hosts: one per host */
     int nagents;
+    double agents_due;     /* when every agent must have reached the store; 0 once they have */
     char store_addr[128];  /* HINT_STORE of the ranks: "unix:@..." or "tcp:IP:PORT" */
     char jobid[17];
     char token[33];
@@ -198,6 +199,7 @@ void launch_remote_check_exits(struct launch_job *job);  /* after SIGCHLD */
 void launch_remote_take_exits(struct launch_job *job);   /* after the store ran */
 void launch_remote_signal(struct launch_job *job, int sig);
 void launch_remote_ask_states(struct launch_job *job);   /* --timeout: each agent asks its ranks */
+void launch_remote_check_started(struct launch_job *job); /* HINT_AGENT_START_TIMEOUT */
 void launch_remote_cleanup(struct launch_job *job);
 
 /* agent.c: hintrun --agent; returns the exit status */

@@ -316,6 +316,21 @@ out:
     return st;
 }
 
+/* Seconds an agent has to reach the store: HINT_AGENT_START_TIMEOUT, default 60 (ssh asking for
+   a password it cannot get, or a host that drops packets, would otherwise hang the job). */
+static double remote_start_timeout(void)
+{
+    const char *s = getenv("HINT_AGENT_START_TIMEOUT");
+    char *end;
+    double v = s && *s ? strtod(s, &end) : 0;
+    if (s && *s && (*end || !(v >= 1 && v <= 1e6))) {
+        fprintf(stderr, "hintrun: HINT_AGENT_START_TIMEOUT=%s is not a number of seconds from 1 to "
+                "1000000; using 60\n", s);
+        v = 0;
+    }
+    return v > 0 ? v : 60;
+}
+
 int launch_remote_setup(struct launch_job *job)
 {
     const struct launch_opts *o = job->opts;
@@ -340,6 +355,7 @@ int launch_remote_setup(struct launch_job *job)
     if (remote_store_ip(o, ip, sizeof ip) != 0 ||
         store_listen_tcp(job->store, ip, o->nhosts, job->store_addr, sizeof job->store_addr) != 0)
         return 1;
+    job->agents_due = launch_now() + remote_start_timeout();
     for (int k = 0; k < o->nhosts; k++)
         if (remote_spawn_agent(job, k, self) != 0) {
             launch_end_job(job, 1, SIGTERM, LAUNCH_AGENT_GRACE);
@@ -446,6 +462,34 @@ void launch_remote_signal(struct launch_job *job, int sig)
             a->in_fd = -1;
         }
     }
+}
+
+void launch_remote_check_started(struct launch_job *job)
+{
+    if (job->agents_due <= 0 || job->ending)
+        return;
+    int waiting = 0;
+    for (int k = 0; k < job->nagents; k++)
+        waiting += !store_agent_joined(job->store, k);
+    if (!waiting) {
+        job->agents_due = 0;
+        return;
+    }
+    if (launch_now() < job->agents_due)
+        return;
+    for (int k = 0; k < job->nagents; k++) {
+        if (store_agent_joined(job->store, k) || !job->agents[k].running)
+            continue;
+        char cmd[1024] = "?";
+        char **argv = remote_agent_argv(job, k, remote_self);
+        if (argv)
+            remote_join_argv(argv, cmd, sizeof cmd);
+        remote_free_argv(argv);
+        fprintf(stderr, "hintrun: the agent on host %s has not reached hintrun's store within %g s "
+                "('%s' still runs); ending the job (HINT_AGENT_START_TIMEOUT sets the limit)\n",
+                job->opts->hosts[k].name, remote_start_timeout(), cmd);
+    }
+    launch_end_job(job, 1, SIGTERM, LAUNCH_AGENT_GRACE);
 }
 
 void launch_remote_ask_states(struct launch_job *job)

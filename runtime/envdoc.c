@@ -108,6 +108,9 @@ const struct rt_env_var rt_env_vars[] = {
      .note = "the address of the route to the first other host",
      .meaning = "hintrun --host: the IP address of this machine that the hosts reach the store at "
                 "(--store-addr overrides it; docs/LAUNCHER.md)"},
+    {.name = "HINT_AGENT_START_TIMEOUT", .kind = RT_ENV_SECONDS, .dflt = "60", .min = 1, .max = 1000000,
+     .meaning = "hintrun --host: seconds each host's agent has to reach the store; then the job ends, naming "
+                "the host and its launch agent command"},
 
     /* ---- new rows go above this line, in the section of the layer that reads them ---- */
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lt_util.h"
@@ -305,4 +306,32 @@ Test(hosts, timeout)
     cr_expect_lt(r.t_end - r.t_start, 3.0, "took %.2f s", r.t_end - r.t_start);
     expect_clean(&r);
     lt_run_free(&r);
+}
+
+/* A launch agent that hangs (ssh waiting for a password it cannot get) ends the job after
+   HINT_AGENT_START_TIMEOUT, named, and the ranks another host already started are ended. */
+Test(hosts, agent_start_timeout)
+{
+    char script[] = "/tmp/hint-test-agentXXXXXX";
+    int fd = mkstemp(script);
+    cr_assert_geq(fd, 0);
+    dprintf(fd, "#!/bin/sh\ncase \"$1\" in hang) exec sleep 60;; esac\nshift\nexec \"$@\"\n");
+    close(fd);
+    chmod(script, 0700);
+    char agent[64];
+    snprintf(agent, sizeof agent, "%s {host}", script);
+    struct lt_run r;
+    const char *const env[] = {"HINT_AGENT_START_TIMEOUT=1", NULL};
+    const char *const args[] = {"--host", "ok:2,hang", "--launch-agent", agent, "--store-addr",
+                                "127.0.0.1", lt_rank(), "sleep", NULL};
+    cr_assert_eq(lt_run(&r, args, env, NULL), 0);
+    cr_expect_eq(r.status, 1, "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "the agent on host hang has not reached hintrun's store within 1 s"), "%s", r.err);
+    cr_expect_not(strstr(r.err, "on host ok has not"), "%s", r.err);
+    cr_expect_lt(r.t_end - r.t_start, 3.0, "took %.2f s", r.t_end - r.t_start);
+    for (const char *p = r.out; (p = strstr(p, " pid ")); p++)
+        cr_expect_not(lt_pid_alive((pid_t)strtol(p + 5, NULL, 10)), "a rank was left:\n%s", r.out);
+    cr_expect_eq(lt_count(r.out, "ready rank"), 2, "%s", r.out);
+    lt_run_free(&r);
+    unlink(script);
 }
