@@ -478,6 +478,52 @@ static void t_derived(void)
         same(g, gref, area * sizeof(int), "igather into a vector vs gather");
     free(g);
     free(gref);
+    /* alltoallv and allgatherv into doubles 16 bytes apart (holes keep their sentinel) */
+    hint_type sparse;
+    T_OK(hint_type_resized(HINT_DOUBLE, 0, 16, &sparse));
+    T_OK(hint_type_commit(&sparse));
+    size_t *c = xmalloc(4 * (size_t)P * sizeof(size_t)), *sd = c + P, *rc = sd + P, *rd = rc + P, st = 0, rt = 0;
+    for (int p = 0; p < P; p++) {
+        c[p] = (size_t)((R + p) % 4) * 3 + 1;
+        rc[p] = c[p]; /* symmetric: R sends (R + p) % 4 * 3 + 1 to p and gets as much back */
+        sd[p] = st;
+        rd[p] = rt + 1; /* one element of gap before each block */
+        st += c[p];
+        rt += rc[p] + 1;
+    }
+    const size_t varea = 14 * (size_t)P; /* elements of 16 bytes: room for either layout below */
+    double *vs = xmalloc(st * sizeof(double)), *vr = xmalloc(2 * varea * sizeof(double)),
+           *vref = xmalloc(2 * varea * sizeof(double));
+    for (size_t i = 0; i < st; i++)
+        vs[i] = R * 100000.0 + (double)i;
+    for (size_t i = 0; i < 2 * varea; i++)
+        vr[i] = vref[i] = -5.0;
+    T_OK(hint_ialltoallv(vs, c, sd, HINT_DOUBLE, vr, rc, rd, sparse, W, &q));
+    wait_ok(&q);
+    T_OK(hint_alltoallv(vs, c, sd, HINT_DOUBLE, vref, rc, rd, sparse, W));
+    same(vr, vref, 2 * varea * sizeof(double), "ialltoallv into a sparse type vs alltoallv");
+    for (size_t i = 0; i < 2 * varea; i++)
+        vr[i] = vref[i] = -5.0;
+    size_t at = 0;
+    for (int p = P - 1; p >= 0; p--) { /* blocks of allgatherv in reverse rank order, a gap before each */
+        rc[p] = (size_t)(p % 4) * 3 + 1;
+        rd[p] = at + 1;
+        at += rc[p] + 1;
+    }
+    T_CHECK(at <= varea && rt <= varea);
+    T_OK(hint_iallgatherv(vs, rc[R], HINT_DOUBLE, vr, rc, rd, sparse, W, &q));
+    wait_ok(&q);
+    T_OK(hint_allgatherv(vs, rc[R], HINT_DOUBLE, vref, rc, rd, sparse, W));
+    same(vr, vref, 2 * varea * sizeof(double), "iallgatherv into a sparse type vs allgatherv");
+    for (int p = 0; p < P; p++)
+        for (size_t i = 0; i < rc[p]; i++)
+            if (vr[2 * (rd[p] + i)] != p * 100000.0 + (double)i)
+                T_FAIL("iallgatherv sparse: block %d element %zu is %g", p, i, vr[2 * (rd[p] + i)]);
+    T_OK(hint_type_free(&sparse));
+    free(c);
+    free(vs);
+    free(vr);
+    free(vref);
     T_OK(hint_type_free(&vec));
     free(s);
     free(r);
