@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "collectives/sched.h"
+#include "runtime/runtime.h"
 
 void nbc_barrier(struct sched *s, const struct coll_args *a)
 {
@@ -189,7 +190,14 @@ int nbc_start(const struct coll_args *a, bool trivial, void *scratch, hint_reque
         return HINT_ERR_NOMEM;
     }
     sched_adopt(s, scratch);
-    if (!trivial && a->op_id >= 0 && a->op_id < COLL_NOPS && builders[a->op_id])
+    if (!trivial) {
+        if (builders[a->op_id] == NULL) { /* api.c's i-calls are all in the table */
+            RT_ERR("coll", "%s has no nonblocking schedule; the call returns HINT_ERR_INTERNAL",
+                   coll_tables[a->op_id].op);
+            sched_discard(s);
+            return HINT_ERR_INTERNAL;
+        }
         builders[a->op_id](s, a);
+    }
     return sched_start(s, out);
 }

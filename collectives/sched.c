@@ -56,7 +56,7 @@ struct sched *sched_new(const struct coll_args *a)
     return s;
 }
 
-static void fail(struct sched *s, int st)
+static void note_error(struct sched *s, int st)
 {
     if (s->err == HINT_SUCCESS)
         s->err = st;
@@ -71,7 +71,7 @@ void sched_adopt(struct sched *s, void *p)
         void **o = realloc(s->owned, (size_t)cap * sizeof *o);
         if (o == NULL) {
             free(p);
-            fail(s, HINT_ERR_NOMEM);
+            note_error(s, HINT_ERR_NOMEM);
             return;
         }
         s->owned = o;
@@ -86,7 +86,7 @@ void *sched_scratch(struct sched *s, size_t n)
         return NULL;
     void *p = malloc(n);
     if (p == NULL) {
-        fail(s, HINT_ERR_NOMEM);
+        note_error(s, HINT_ERR_NOMEM);
         return NULL;
     }
     sched_adopt(s, p);
@@ -99,7 +99,7 @@ static void add(struct sched *s, struct step st)
         int cap = s->cap ? 2 * s->cap : 16;
         struct step *n = realloc(s->steps, (size_t)cap * sizeof *n);
         if (n == NULL) {
-            fail(s, HINT_ERR_NOMEM);
+            note_error(s, HINT_ERR_NOMEM);
             return;
         }
         s->steps = n;
@@ -154,6 +154,8 @@ static void sched_free(struct sched *s)
     free(s);
 }
 
+void sched_discard(struct sched *s) { sched_free(s); }
+
 /* ---- running ---- */
 
 static hint_type or_bytes(hint_type t) { return t ? t : HINT_BYTE; }
@@ -167,7 +169,7 @@ static void run_copy(struct sched *s, const struct step *p)
     }
     int st = dt_copy_typed(p->src, p->scount, or_bytes(p->st), p->dst, p->dcount, or_bytes(p->dt), &bytes);
     if (st != HINT_SUCCESS)
-        fail(s, st);
+        note_error(s, st);
 }
 
 static void run_step(struct sched *s, const struct step *p)
@@ -191,7 +193,7 @@ static void run_step(struct sched *s, const struct step *p)
     default: break;
     }
     if (st != HINT_SUCCESS)
-        fail(s, st);
+        note_error(s, st);
 }
 
 /* Runs the steps of the next round: local ones now, sends and receives posted. After an error
@@ -226,7 +228,7 @@ static bool round_complete(struct sched *s)
     for (size_t i = 0; i < s->nrq; i++) {
         int err = retire(s->rq[i]);
         if (err != HINT_SUCCESS)
-            fail(s, err);
+            note_error(s, err);
     }
     s->nrq = 0;
     return true;
@@ -331,8 +333,11 @@ int sched_start(struct sched *s, hint_request *out)
     CHECK_GOTO(size_rounds(s), fail);
     s->req = coll_request(s->g);
     CHECK_GOTO(s->req ? HINT_SUCCESS : HINT_ERR_NOMEM, fail);
-    if (s->n > 0 && active == NULL)
-        CHECK_GOTO(rt_progress_hook_add(sched_progress_all), fail);
+    if (s->n > 0 && active == NULL && (st = rt_progress_hook_add(sched_progress_all)) != HINT_SUCCESS) {
+        RT_ERR("coll", "every progress hook slot is taken, so a nonblocking collective could not "
+               "progress; the call returns HINT_ERR_INTERNAL and sends nothing");
+        goto fail;
+    }
     *out = s->req;
     /* In the list before its first round, and no progress pass of the schedules meanwhile:
        posting a receive runs rt_progress (match.c), which must neither find the list empty and

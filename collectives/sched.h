@@ -56,6 +56,8 @@ void sched_reduce_after(struct sched *s, void *in, void *inout, size_t count, si
 /* Ends the current round: the steps added after it wait until the round's requests complete. */
 void sched_round(struct sched *s);
 
+/* Frees a schedule that will not be started. */
+void sched_discard(struct sched *s);
 /* Posts the first round and gives *out the request (already complete when the schedule needed
    no messages). On failure nothing is in flight, the schedule is freed and *out is untouched. */
 int sched_start(struct sched *s, hint_request *out);
