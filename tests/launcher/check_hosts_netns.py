@@ -174,6 +174,16 @@ def test_programs():
         ("coll allreduce 2+1", hosts(2, 1), [COLL, "allreduce"]),
         ("coll alltoall 1+1", hosts(1, 1), [COLL, "alltoall"]),
         ("coll allgather 2+2", hosts(2, 2), [COLL, "allgather"]),
+        ("p2p many outstanding 2+2", hosts(2, 2), [P2P, "many"]),
+        ("p2p testpoll 1+2", hosts(1, 2), [P2P, "testpoll"]),
+        ("p2p badargs 1+1", hosts(1, 1), [P2P, "badargs"]),
+        ("p2p allpairs 7 B 5+3", hosts(5, 3), [P2P, "allpairs", "7"]),
+        ("coll reduce 3+2", hosts(3, 2), [COLL, "reduce"]),
+        ("coll gatherv 2+1", hosts(2, 1), [COLL, "gatherv"]),
+        ("coll scatter 1+2", hosts(1, 2), [COLL, "scatter"]),
+        ("coll alltoallv 2+2", hosts(2, 2), [COLL, "alltoallv"]),
+        ("coll reduce_scatter_block 2+1", hosts(2, 1), [COLL, "reduce_scatter_block"]),
+        ("coll allgatherv 1+1", hosts(1, 1), [COLL, "allgatherv"]),
     ]
     for name, h, prog in cases:
         if not os.path.exists(prog[0]):
