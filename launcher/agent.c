@@ -302,8 +302,13 @@ void launch_agent_handle(struct launch_job *job, const struct pollfd *pfd, size_
         if (r > 0 && memchr(sink, 's', (size_t)r) && !job->ending)
             launch_ask_states(job); /* the front's --timeout expired */
         if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-            /* the front ended the job or is gone */
-            close(job->ctl_in);
+            /* the front ended the job or is gone; /dev/null keeps descriptor 0 taken, so no
+               later pipe or socket becomes "stdin" */
+            int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (null >= 0 && dup2(null, job->ctl_in) >= 0)
+                close(null);
+            else
+                close(job->ctl_in);
             job->ctl_in = -1;
             if (!job->ending)
                 launch_end_job(job, 128 + SIGTERM, SIGTERM, LAUNCH_KILL_GRACE);
