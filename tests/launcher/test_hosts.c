@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lt_util.h"
@@ -334,4 +335,51 @@ Test(hosts, agent_start_timeout)
     cr_expect_eq(lt_count(r.out, "ready rank"), 2, "%s", r.out);
     lt_run_free(&r);
     unlink(script);
+}
+
+/* A rank whose TCP store cannot be reached fails hint's bootstrap at once, naming the address. */
+static void expect_store_unreachable(const char *store, const char *msg)
+{
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(p[1], 2);
+        setenv("HINT_RANK", "0", 1);
+        setenv("HINT_SIZE", "1", 1);
+        setenv("HINT_LOCAL_RANK", "0", 1);
+        setenv("HINT_LOCAL_SIZE", "1", 1);
+        setenv("HINT_NODE_ID", "0", 1);
+        setenv("HINT_NNODES", "1", 1);
+        setenv("HINT_JOBID", "0123456789abcdef", 1);
+        setenv("HINT_TOKEN", "00112233445566778899aabbccddeeff", 1);
+        setenv("HINT_OVERSUBSCRIBED", "0", 1);
+        setenv("HINT_LAUNCHER_PID", "1", 1);
+        setenv("HINT_STORE", store, 1);
+        execl(lt_rank(), lt_rank(), "kv", "1", (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char err[4096] = "";
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof err - 1 && (k = read(p[0], err + n, sizeof err - 1 - n)) > 0)
+        n += (size_t)k;
+    err[n] = '\0';
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) != 0, "lt_rank with HINT_STORE=%s succeeded", store);
+    cr_expect(strstr(err, msg), "expected '%s' in:\n%s", msg, err);
+}
+
+Test(hosts, store_unreachable)
+{
+    /* port 1 of this machine: nobody listens, refused at once */
+    expect_store_unreachable("tcp:127.0.0.1:1",
+                             "cannot reach hintrun's store at tcp:127.0.0.1:1: Connection refused");
+    expect_store_unreachable("tcp:[::1]:1", "cannot reach hintrun's store at tcp:[::1]:1:");
+    expect_store_unreachable("tcp:no-such-host.invalid:1",
+                             "cannot reach hintrun's store at tcp:no-such-host.invalid:1: cannot resolve");
 }
