@@ -8,7 +8,7 @@
  *   HINT_LOCAL_RANK, HINT_LOCAL_SIZE rank within its node and ranks on that node
  *   HINT_NODE_ID, HINT_NNODES       node index (0-based) and node count
  *   HINT_JOBID                      16 hex digits, unique per job; names every shm object
- *   HINT_STORE                      store address: "unix:/path/to/socket" (later "tcp:host:port")
+ *   HINT_STORE                      store address: "unix:/path/to/socket", "unix:@name" or "tcp:host:port"
  *   HINT_TOKEN                      the job's secret (32 hex digits); the store refuses others
  *   HINT_OVERSUBSCRIBED             1 when ranks on the node outnumber the cores hintrun may use
  *   HINT_LAUNCHER_PID               pid of hintrun
