@@ -383,3 +383,16 @@ Test(hosts, store_unreachable)
     expect_store_unreachable("tcp:no-such-host.invalid:1",
                              "cannot reach hintrun's store at tcp:no-such-host.invalid:1: cannot resolve");
 }
+
+/* The TCP side of the store refuses what the Unix side refuses: a wrong token, garbage, other
+   versions, frames out of order (lt_rank raw, from ranks on two "hosts"). */
+Test(hosts, tcp_store_refuses_strangers)
+{
+    struct lt_run r;
+    const char *const args[] = {"--host", "a,b", LOCAL_AGENT, lt_rank(), "raw", NULL};
+    cr_assert_eq(lt_run(&r, args, NULL, NULL), 0);
+    cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+    cr_expect_eq(lt_count(r.out, "raw: wrong token refused: wrong job token"), 2, "%s", r.out);
+    cr_expect_eq(lt_count(r.out, "raw ok rank"), 2, "%s\n%s", r.out, r.err);
+    lt_run_free(&r);
+}
