@@ -76,20 +76,25 @@ static void check_node_dup_create(void)
     RC_OK(hint_group_split_type(HINT_WORLD, HINT_SPLIT_NODE, 0, &node));
     int n;
     RC_OK(hint_group_size(node, &n));
-    RC_CHECK(n == P); /* one node */
+    /* the node's ranks as hintrun placed them (--nodes K: a block of the world) */
+    const char *local = getenv("HINT_LOCAL_SIZE");
+    RC_CHECK(n == (local ? atoi(local) : P));
     RC_OK(hint_group_dup(HINT_WORLD, &dup));
-    /* same tag, same source, three groups: each receive gets its own group's value */
-    int peer = (rc_rank + 1) % P, from = (rc_rank + P - 1) % P;
+    /* same tag, same source, three groups: each receive gets its own group's value; a ring in
+       each group (the node group is a block of the world, in world order) */
+    int nrank;
+    RC_OK(hint_group_rank(node, &nrank));
+    int size[3] = {P, P, n}, me[3] = {rc_rank, rc_rank, nrank}, first[3] = {0, 0, rc_rank - nrank};
     int vals[3] = {100 + rc_rank, 200 + rc_rank, 300 + rc_rank}, got[3] = {0};
     hint_request req[6];
     hint_group gs[3] = {HINT_WORLD, dup, node};
     for (int i = 2; i >= 0; i--)
-        RC_OK(hint_irecv(&got[i], 1, HINT_INT, from, 7, gs[i], &req[i]));
+        RC_OK(hint_irecv(&got[i], 1, HINT_INT, (me[i] + size[i] - 1) % size[i], 7, gs[i], &req[i]));
     for (int i = 0; i < 3; i++)
-        RC_OK(hint_isend(&vals[i], 1, HINT_INT, peer, 7, gs[i], &req[3 + i]));
+        RC_OK(hint_isend(&vals[i], 1, HINT_INT, (me[i] + 1) % size[i], 7, gs[i], &req[3 + i]));
     RC_OK(hint_waitall(6, req, NULL));
     for (int i = 0; i < 3; i++)
-        RC_CHECK(got[i] == (i + 1) * 100 + from);
+        RC_CHECK(got[i] == (i + 1) * 100 + first[i] + (me[i] + size[i] - 1) % size[i]);
 
     /* create: the ranks from 1 up, in reverse order, called by those ranks only */
     if (rc_rank >= 1) {
