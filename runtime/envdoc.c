@@ -83,8 +83,9 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps posted for messages from other "
                 "nodes"},
     {.name = "HINT_OFI_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
-     .meaning = "bytes of unexpected messages from other nodes copied out of the receive buffers when they run low; "
-                "beyond it further messages wait in the network until receives are posted"},
+     .meaning = "bytes of unexpected messages from other nodes copied out of the receive buffers when they run low "
+                "(and one message per 4 KiB of it, at least 64); beyond it they keep their buffers, and the job ends "
+                "with a message when every buffer holds one"},
 
     {.name = "HINT_ERRORS", .kind = RT_ENV_ENUM, .dflt = "return", .choices = NAMES("return", "fatal"),
      .meaning = "what a failed call does on a group whose handler was not set (hint_group_set_errhandler): return "

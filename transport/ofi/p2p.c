@@ -14,8 +14,9 @@
  * rt_match_arrival. An unexpected one keeps its pool buffer as the runtime's handle until a
  * receive takes it (ofi_deliver); when fewer than a quarter of the pool buffers remain posted,
  * unexpected messages are copied out to malloc'd memory and their buffer posted again, up to
- * HINT_OFI_UNEXPECTED_MAX bytes and OFI_MAX_COPIES messages; beyond that (said once) buffers stay
- * held and further messages wait in the provider until receives are posted.
+ * HINT_OFI_UNEXPECTED_MAX bytes (and one message per 4 KiB of it, at least 64); beyond that they
+ * keep their buffers, and when the last one is taken the job ends with a message naming the
+ * bound: a rank that then waited for any other message (a barrier's, a CTS) would hang.
  * Order: every control message from a rank carries a sequence number per destination; the
  * receiver takes them in that order (holding any that arrive early), so non-overtaking holds per
  * sender whether or not the provider keeps send-after-send order (FI_ORDER_SAS, asked for). The
@@ -34,7 +35,6 @@
 #include "transport/ofi/ofi_int.h"
 
 #define OFI_NTX 64           /* send buffers for control messages */
-#define OFI_MAX_COPIES 4096  /* unexpected messages copied out of the pool at once, at most */
 #define OFI_TAG_ID_MASK ((1ull << (63 - OFI_CHUNK_BITS)) - 1)
 
 enum {
@@ -66,8 +66,7 @@ static struct {
     struct ofi_op **held;        /* per world rank: control messages that arrived early, by seq */
     uint64_t next_msgid, next_rtag;
     size_t unexp_bytes, unexp_max;
-    int ncopies;
-    bool warned;
+    int ncopies, max_copies;     /* unexpected messages copied out of the pool, at most */
     int pending;
 } P;
 
@@ -431,14 +430,8 @@ void ofi_deliver(struct hint_request_s *r, int src, void *msg)
    within the bound; NULL (it keeps its buffer) beyond it. */
 static struct ofi_op *copy_out(struct ofi_op *m)
 {
-    if (P.ncopies >= OFI_MAX_COPIES || P.unexp_bytes + m->len > P.unexp_max) {
-        if (!P.warned)
-            RT_ERR("ofi", "unexpected messages from other nodes fill the receive pool and HINT_OFI_UNEXPECTED_MAX "
-                   "(%zu bytes, %d messages); further ones wait in the network until receives are posted",
-                   P.unexp_bytes, P.ncopies);
-        P.warned = true;
+    if (P.ncopies >= P.max_copies || P.unexp_bytes + m->len > P.unexp_max)
         return NULL;
-    }
     struct ofi_op *c = op_get();
     if ((c->buf = malloc(m->len)) == NULL)
         out_of_memory("an unexpected message", m->len);
@@ -451,6 +444,16 @@ static struct ofi_op *copy_out(struct ofi_op *m)
     P.ncopies++;
     repost(m);
     return c;
+}
+
+/* Every pool buffer holds an unexpected message and the copies are at their bound. */
+static void unexpected_overflow(void)
+{
+    RT_ERR("ofi", "%d unexpected messages from other nodes hold all %d receive buffers and HINT_OFI_UNEXPECTED_MAX "
+           "(%zu bytes in %d copies): post receives sooner, or raise HINT_OFI_UNEXPECTED_MAX or "
+           "HINT_OFI_RX_BUFFERS; ending the job (a wait for any other message could never end)",
+           P.nrx + P.ncopies, P.nrx, P.unexp_bytes, P.ncopies);
+    boot_abort(HINT_ERR_NOMEM, "libfabric transport: too many unexpected messages");
 }
 
 /* The next control message in order from its sender. */
@@ -471,6 +474,8 @@ static void take(struct ofi_op *m)
     if (r) {
         deliver_first(r, m);
         release_msg(m);
+    } else if (m->type == OP_RX && P.rx_posted == 0 && P.retry_head == NULL) {
+        unexpected_overflow();
     }
 }
 
@@ -650,7 +655,9 @@ int ofi_p2p_init(void)
     if (P.tx_seq == NULL || P.rx_seq == NULL || P.held == NULL)
         return HINT_ERR_NOMEM;
     /* Every message that can be unexpected at once: one per pool buffer and per copy. */
-    CHECK_GOTO(rt_match_reserve((size_t)P.nrx + OFI_MAX_COPIES), out);
+    size_t copies = P.unexp_max / 4096;
+    P.max_copies = copies < 64 ? 64 : copies > 65536 ? 65536 : (int)copies;
+    CHECK_GOTO(rt_match_reserve((size_t)P.nrx + (size_t)P.max_copies), out);
     CHECK_GOTO(make_pool(&P.rx, &P.rxmem, &P.rxmr, &P.rxdesc, P.nrx, OP_RX, FI_RECV), out);
     CHECK_GOTO(make_pool(&P.tx, &P.txmem, &P.txmr, &P.txdesc, OFI_NTX, OP_TX, FI_SEND), out);
     for (int i = OFI_NTX - 1; i >= 0; i--) {
