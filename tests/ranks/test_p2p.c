@@ -46,6 +46,7 @@ P2P_CASE(order, "order")
 P2P_CASE(truncate, "truncate")
 P2P_CASE(badargs, "badargs")
 P2P_CASE(testpoll, "testpoll")
+P2P_CASE(flood_unexpected, "flood")
 
 /* 64 MiB through the bounded channels: memory stays flat, data arrives intact (up to 4 ranks:
    beyond, 2 x 64 MiB of buffers per rank is more than this 2-core box should hold per test) */

@@ -10,13 +10,16 @@
  * in send order even though cells are recycled out of order; cell seq % ncells is used whenever
  * it is free, so the receiver finds the next message without reading the channel header.
  * HELD: the receiver keeps an unexpected message in the cell (the sender sees it taken).
+ * SPILLED: not a state of a shared cell but of the receiver's private copy of one (p2p.c copies
+ * unexpected eager messages out once half a channel's cells are held, so the channel keeps moving).
  */
 #ifndef HINT_TRANSPORT_SHM_CELLS_H
 #define HINT_TRANSPORT_SHM_CELLS_H
 
 #include "transport/shm/segment.h"
 
-enum shm_cell_state { SHM_CELL_FREE = 0, SHM_CELL_FULL = 1, SHM_CELL_CTS = 2, SHM_CELL_DONE = 3, SHM_CELL_HELD = 4 };
+enum shm_cell_state { SHM_CELL_FREE = 0, SHM_CELL_FULL = 1, SHM_CELL_CTS = 2, SHM_CELL_DONE = 3, SHM_CELL_HELD = 4,
+                      SHM_CELL_SPILLED = 5 /* a private copy of an unexpected eager cell (p2p.c), never shared */ };
 /* How the data of a rendezvous message moves (the protocol table of p2p.c). */
 enum shm_path { SHM_PATH_BOUNCE = 0, SHM_PATH_HEAP = 1, SHM_PATH_CMA = 2, SHM_NPATHS };
 enum shm_cell_kind { SHM_EAGER = 1, SHM_RTS = 2, SHM_FRAG = 3 };

@@ -27,8 +27,12 @@
  * cells (a cell elsewhere, CTS, DONE); a sender waiting for free cells polls them.
  * Matching is the runtime's (runtime/match.c): the first cell of every message goes to
  * rt_match_arrival; an unexpected one stays in its cell (the runtime queues only its envelope)
- * until a receive takes it through shm_deliver, so a rank's memory never grows with messages it
- * has not posted a receive for.
+ * until a receive takes it through shm_deliver. Once half of a sender's cells are held that way,
+ * further unexpected eager messages from it are copied out of their cells (spilled), as MPI
+ * eager protocols buffer them: otherwise a sender that got ahead (8 unexpected messages) would
+ * block every later message to this rank, a barrier of another group included, and deadlock.
+ * Rendezvous headers are never copied (their cell carries the CTS), so 8 unmatched large sends
+ * from one rank can still block that channel until a receive matches one of them.
  * Ranks: requests and the runtime speak world ranks; channels are indexed by local rank
  * (world - world0: a node's ranks are consecutive).
  */
@@ -71,8 +75,19 @@ static struct {
     uint64_t next_msgid;
     int pending;
     int forced_path;          /* HINT_P2P_PATH: -1 = choose */
+    uint8_t *held;            /* per source: its cells held by unexpected messages */
+    struct spilled *spills;   /* copies of unexpected eager cells, not delivered yet */
+    size_t nspilled, spill_room; /* copies alive, match entries reserved for them */
     unsigned long sent[SHM_NPATHS + 1]; /* sends by path; [SHM_NPATHS] = eager (HINT_P2P_STATS) */
 } S;
+
+/* A spilled cell: the receiver's copy of an unexpected eager message, on a list so finalize
+   frees the ones no receive ever took. */
+struct spilled {
+    struct spilled *prev, *next;
+    _Alignas(SHM_CACHE_LINE) struct shm_cell cell; /* header line, then the payload */
+};
+#define SHM_HELD_MAX (SHM_NCELLS / 2)
 
 static void list_push(struct rq_list *l, struct hint_request_s *r)
 {
@@ -109,10 +124,12 @@ int shm_p2p_init(struct shm_node *n)
     S.write_seq = calloc((size_t)S.n, sizeof *S.write_seq);
     S.sendq = calloc((size_t)S.n, sizeof *S.sendq);
     S.ring_src = calloc((size_t)S.n, 1);
+    S.held = calloc((size_t)S.n, 1);
     S.in = calloc((size_t)S.n, sizeof *S.in);
     S.out = calloc((size_t)S.n, sizeof *S.out);
-    /* At most ncells cells per source can be unexpected at once: matching needs no more. */
-    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.in || !S.out ||
+    /* At most ncells cells per source can be held unexpected at once; spilled copies reserve
+       their match entries as they come (spill_eager). */
+    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.held || !S.in || !S.out ||
         rt_match_reserve((size_t)S.n * SHM_NCELLS) != HINT_SUCCESS) {
         shm_p2p_fini();
         return HINT_ERR_NOMEM;
@@ -140,6 +157,12 @@ void shm_p2p_fini(void)
         RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu%s", S.sent[SHM_NPATHS],
                S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE], others);
     }
+    while (S.spills) {
+        struct spilled *sp = S.spills;
+        S.spills = sp->next;
+        free(sp);
+    }
+    free(S.held);
     free(S.read_seq);
     free(S.write_seq);
     free(S.sendq);
@@ -415,10 +438,54 @@ static bool single_copy(struct hint_request_s *r, int src, const struct shm_cell
 /* datatype.h's one rule: kinds differ only when both are one predefined kind each. */
 static bool signatures_match(int sent, int wanted) { return dt_kinds_match(sent, wanted); }
 
+/* An unexpected eager cell from a sender that already has SHM_HELD_MAX cells held: a private
+   copy takes its place and the cell goes back to the sender. The cell itself when it is not such
+   a cell or when neither memory nor a match entry can be had (then it is held, as before). */
+static struct shm_cell *spill_eager(int src, struct shm_cell *cell)
+{
+    if (cell->kind != SHM_EAGER || S.held[src] < SHM_HELD_MAX)
+        return cell;
+    if (S.nspilled == S.spill_room) {
+        if (rt_match_reserve(64) != HINT_SUCCESS)
+            return cell;
+        S.spill_room += 64;
+    }
+    size_t payload = cell->len > SHM_INLINE ? cell->len : 0;
+    struct spilled *sp = aligned_alloc(SHM_CACHE_LINE, (sizeof *sp + payload + SHM_CACHE_LINE - 1) /
+                                                           SHM_CACHE_LINE * SHM_CACHE_LINE);
+    if (sp == NULL)
+        return cell;
+    memcpy(&sp->cell, cell, sizeof *cell + payload);
+    atomic_store_explicit(&sp->cell.state, SHM_CELL_SPILLED, memory_order_relaxed);
+    sp->prev = NULL;
+    sp->next = S.spills;
+    if (S.spills)
+        S.spills->prev = sp;
+    S.spills = sp;
+    S.nspilled++;
+    free_cell(src, cell);
+    return &sp->cell;
+}
+
+static void drop_spilled(struct shm_cell *cell)
+{
+    struct spilled *sp = (struct spilled *)((char *)cell - offsetof(struct spilled, cell));
+    if (sp->prev)
+        sp->prev->next = sp->next;
+    else
+        S.spills = sp->next;
+    if (sp->next)
+        sp->next->prev = sp->prev;
+    S.nspilled--;
+    free(sp);
+}
+
 /* Matching paired receive r with the message whose first cell came from local rank src. */
 static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *cell)
 {
     S.pending++;
+    if (atomic_load_explicit(&cell->state, memory_order_relaxed) == SHM_CELL_HELD)
+        S.held[src]--;
     r->status.source = src + S.world0;
     r->status.tag = cell->tag;
     r->total = cell_total(cell);
@@ -429,7 +496,10 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
         r->status.error = HINT_ERR_TYPE; /* delivered as bytes all the same */
     take_payload(r, 0, cell);
     if (cell->kind == SHM_EAGER) {
-        free_cell(src, cell);
+        if (atomic_load_explicit(&cell->state, memory_order_relaxed) == SHM_CELL_SPILLED)
+            drop_spilled(cell);
+        else
+            free_cell(src, cell);
         finish_recv(r);
         return;
     }
@@ -473,11 +543,14 @@ static void arrive(int src, struct shm_cell *cell)
         deliver_frag(src, cell);
         return;
     }
-    struct hint_request_s *r = rt_match_arrival(&shm_transport, src + S.world0, cell->tag, cell->ctx, cell);
-    if (r)
-        deliver_first(r, src, cell);
-    else /* consumed but kept: no longer FULL, so it cannot pass for a later message */
+    struct shm_cell *first = spill_eager(src, cell);
+    struct hint_request_s *r = rt_match_arrival(&shm_transport, src + S.world0, first->tag, first->ctx, first);
+    if (r) {
+        deliver_first(r, src, first);
+    } else if (first == cell) { /* consumed but kept: no longer FULL, so it cannot pass for a later message */
         atomic_store_explicit(&cell->state, SHM_CELL_HELD, memory_order_relaxed);
+        S.held[src]++;
+    }
 }
 
 static void ring_senders(void)
