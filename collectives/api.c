@@ -11,6 +11,7 @@
  * (coll_run_packed, typed.c). A reduction on a derived type reduces the predefined kind the type
  * is made of.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +39,14 @@ static int begin(struct coll_args *a, int op_id, hint_group g)
     return HINT_SUCCESS;
 }
 
-/* The next tag of g; called once every check has passed, so all ranks stay in step. */
+/* The next tag of g; called once every check has passed, so all ranks stay in step. The
+   operation rides in the low 5 bits: in a program whose ranks call different collectives (an
+   error), a message-based barrier's message can then never complete another rank's bcast
+   receive, so the ranks wait where HINT_HANG_TIMEOUT and --timeout can name it. */
+static_assert(COLL_NOPS <= 32, "the operation fits the tag's low 5 bits");
 static void take_tag(struct coll_args *a)
 {
-    a->tag = GRP_TAG_COLL + (int)(a->g->coll_seq++ & 0x0fffffff);
+    a->tag = GRP_TAG_COLL + (int)(((a->g->coll_seq++ & 0x007fffffu) << 5) | (unsigned)a->op_id);
 }
 
 static bool is_derived(hint_type t) { return !dt_is_contig(t); }

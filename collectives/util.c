@@ -89,7 +89,7 @@ uint64_t coll_signature(const struct coll_args *a)
 int coll_mismatch(const struct coll_args *a, const char *what)
 {
     RT_ERR("coll", "%s on a group of %d (call %u): %s; every rank returns HINT_ERR_MISMATCH",
-           coll_tables[a->op_id].op, a->size, (unsigned)(a->tag - GRP_TAG_COLL), what);
+           coll_tables[a->op_id].op, a->size, (unsigned)(a->tag - GRP_TAG_COLL) >> 5, what);
     return HINT_ERR_MISMATCH;
 }
 
