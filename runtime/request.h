@@ -53,6 +53,50 @@ struct hint_request_s {
     uint32_t tp_inflight;  /* ofi: fabric operations of this request not completed yet */
 };
 
+/* A transport's queue of requests, linked through their next/prev fields (a request is on at
+   most one such list at a time). */
+struct rq_list {
+    struct hint_request_s *head, *tail;
+};
+static inline void rq_list_push(struct rq_list *l, struct hint_request_s *r)
+{
+    r->next = NULL;
+    r->prev = l->tail;
+    if (l->tail)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+}
+static inline void rq_list_push_front(struct rq_list *l, struct hint_request_s *r)
+{
+    r->prev = NULL;
+    r->next = l->head;
+    if (l->head)
+        l->head->prev = r;
+    else
+        l->tail = r;
+    l->head = r;
+}
+static inline void rq_list_remove(struct rq_list *l, struct hint_request_s *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        l->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        l->tail = r->prev;
+    r->next = r->prev = NULL;
+}
+static inline struct hint_request_s *rq_list_pop(struct rq_list *l)
+{
+    struct hint_request_s *r = l->head;
+    rq_list_remove(l, r);
+    return r;
+}
+
 /* A request from the per-rank pool (no malloc on the hot path). */
 struct hint_request_s *rq_alloc(void);
 void rq_release(struct hint_request_s *r);

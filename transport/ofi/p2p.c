@@ -46,10 +46,6 @@ enum {
     PH_DATA,      /* send or receive: data operations in flight */
 };
 
-struct rq_list {
-    struct hint_request_s *head, *tail;
-};
-
 static struct {
     size_t eager_max, slot;      /* this rank's largest eager payload, bytes per pool buffer */
     int nrx, rx_posted;
@@ -75,40 +71,6 @@ static unsigned long sent; /* messages sent over the fabric; kept after fini for
 unsigned long ofi_sent(void) { return sent; }
 int ofi_p2p_pending(void) { return P.pending; }
 bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
-
-static void list_push(struct rq_list *l, struct hint_request_s *r)
-{
-    r->next = NULL;
-    r->prev = l->tail;
-    if (l->tail)
-        l->tail->next = r;
-    else
-        l->head = r;
-    l->tail = r;
-}
-
-static void list_push_front(struct rq_list *l, struct hint_request_s *r)
-{
-    r->prev = NULL;
-    r->next = l->head;
-    if (l->head)
-        l->head->prev = r;
-    else
-        l->tail = r;
-    l->head = r;
-}
-
-static struct hint_request_s *list_pop(struct rq_list *l)
-{
-    struct hint_request_s *r = l->head;
-    l->head = r->next;
-    if (l->head)
-        l->head->prev = NULL;
-    else
-        l->tail = NULL;
-    r->next = r->prev = NULL;
-    return r;
-}
 
 static void out_of_memory(const char *what, size_t n)
 {
@@ -286,7 +248,7 @@ static void queue_ctrl(struct hint_request_s *r)
 {
     if (P.stalled == NULL && P.backlog.head == NULL && issue_ctrl(r))
         return;
-    list_push(&P.backlog, r);
+    rq_list_push(&P.backlog, r);
 }
 
 void ofi_isend(struct hint_request_s *r)
@@ -575,9 +537,9 @@ static void drain_queues(void)
             goto data;
     }
     while (P.stalled == NULL && P.backlog.head) {
-        struct hint_request_s *r = list_pop(&P.backlog);
+        struct hint_request_s *r = rq_list_pop(&P.backlog);
         if (!issue_ctrl(r)) {
-            list_push_front(&P.backlog, r);
+            rq_list_push_front(&P.backlog, r);
             break;
         }
     }

@@ -51,10 +51,6 @@
 
 enum { PHASE_WAIT_CTS = 1, PHASE_STREAM = 2 };
 
-struct rq_list {
-    struct hint_request_s *head, *tail;
-};
-
 static struct {
     struct shm_node *node;
     int n, me;
@@ -88,30 +84,6 @@ struct spilled {
     _Alignas(SHM_CACHE_LINE) struct shm_cell cell; /* header line, then the payload */
 };
 #define SHM_HELD_MAX (SHM_NCELLS / 2)
-
-static void list_push(struct rq_list *l, struct hint_request_s *r)
-{
-    r->next = NULL;
-    r->prev = l->tail;
-    if (l->tail)
-        l->tail->next = r;
-    else
-        l->head = r;
-    l->tail = r;
-}
-
-static void list_remove(struct rq_list *l, struct hint_request_s *r)
-{
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        l->head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        l->tail = r->prev;
-    r->next = r->prev = NULL;
-}
 
 int shm_p2p_init(struct shm_node *n)
 {
@@ -281,7 +253,7 @@ static bool push_first(struct hint_request_s *r)
     r->off = len;
     r->phase = PHASE_WAIT_CTS;
     announce(dst, ch, cell, (uint32_t)idx);
-    list_push(&S.stream, r);
+    rq_list_push(&S.stream, r);
     return true;
 }
 
@@ -328,15 +300,9 @@ static void progress_sendq(int dst)
     struct rq_list *q = &S.sendq[dst];
     while (q->head) {
         struct hint_request_s *r = q->head;
-        list_remove(q, r);
+        rq_list_remove(q, r);
         if (!push_first(r)) {
-            /* Still full: put it back at the head to keep the order. */
-            r->next = q->head;
-            if (q->head)
-                q->head->prev = r;
-            else
-                q->tail = r;
-            q->head = r;
+            rq_list_push_front(q, r); /* still full: back at the head, to keep the order */
             return;
         }
     }
@@ -351,7 +317,7 @@ void shm_isend(struct hint_request_s *r)
         return;
     if (q->head == NULL)
         S.sendq_busy++;
-    list_push(q, r);
+    rq_list_push(q, r);
 }
 
 /* ---- receiver side ---- */
@@ -515,7 +481,7 @@ static void deliver_first(struct hint_request_s *r, int src, struct shm_cell *ce
     }
     r->msgid = cell->rdv.msgid;
     r->peer = src + S.world0;
-    list_push(&S.active, r);
+    rq_list_push(&S.active, r);
     release_cell(src, cell, SHM_CELL_CTS);
 }
 
@@ -527,7 +493,7 @@ static void deliver_frag(int src, struct shm_cell *cell)
         take_payload(r, cell->rdv.offset, cell);
         free_cell(src, cell);
         if (r->off >= r->total) {
-            list_remove(&S.active, r);
+            rq_list_remove(&S.active, r);
             finish_recv(r);
         }
         return;
@@ -648,7 +614,7 @@ void shm_progress(void)
     for (struct hint_request_s *r = S.stream.head, *next; r; r = next) {
         next = r->next;
         if (stream_send(r))
-            list_remove(&S.stream, r);
+            rq_list_remove(&S.stream, r);
     }
     for (int dst = 0; S.sendq_busy > 0 && dst < S.n; dst++)
         if (S.sendq[dst].head)
