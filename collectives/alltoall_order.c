@@ -29,9 +29,7 @@
 
 struct thresh {
     size_t block;     /* 0: unused */
-    size_t T;         /* current temporal bytes */
-    double best;      /* best local copy time seen, seconds */
-    int frozen;       /* halving stopped */
+    struct copy_thresh th; /* Alg. 4's T (fixed) and R (adjusted per call), copy.h */
 };
 
 struct order_cache {
@@ -119,7 +117,7 @@ static const struct order_tuple *numa_tuples(hint_group g, int slot)
     return NULL;
 }
 
-/* get_runtime_threshold: start at L2 / ranks, halve while the local copy time improves. */
+/* The Alg. 4 threshold kept for this block size: T = L2 / ranks, R adjusted per call (copy.h). */
 static struct thresh *threshold_for(struct order_cache *c, size_t block, int P)
 {
     struct thresh *free_slot = NULL;
@@ -130,24 +128,9 @@ static struct thresh *threshold_for(struct order_cache *c, size_t block, int P)
             free_slot = &c->th[i];
     }
     struct thresh *t = free_slot ? free_slot : &c->th[block % THRESH_SLOTS];
-    *t = (struct thresh){.block = block, .T = copy_l2_bytes() / (size_t)P, .best = 0, .frozen = 0};
+    t->block = block;
+    copy_thresh_init(&t->th, copy_threshold_T(P));
     return t;
-}
-
-static void adapt(struct thresh *t, double took)
-{
-    if (t->frozen)
-        return;
-    if (t->best == 0 || took < t->best) {
-        t->best = took;
-        if (t->T == 0)
-            t->frozen = 1;
-        else
-            t->T /= 2; /* try more non-temporal */
-    } else {
-        t->T = t->T ? t->T * 2 : 64; /* the last halving did not pay: go back and stay */
-        t->frozen = 1;
-    }
 }
 
 /* Extent of a v buffer: the end of its furthest block. */
@@ -271,16 +254,15 @@ static int fallback(struct coll_args *a, enum shape sh)
 /* n bytes from member s's send side, soff bytes from its buffer address, to member d's receive
    side at roff: the hybrid copy between contiguous sides, else piece against piece of the two
    published layouts. */
-static void copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, ptrdiff_t soff,
-                       ptrdiff_t roff, size_t n, size_t T)
+static bool copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, ptrdiff_t soff,
+                       ptrdiff_t roff, size_t n, size_t T, size_t R)
 {
     char *src = (char *)heap_at(ms->soff) - ms->sl.lo + soff, *dst = (char *)heap_at(md->roff) - md->rl.lo + roff;
-    if (ms->sl.niov == 0 && md->rl.niov == 0) {
-        copy_hybrid(dst, src, n, T);
-        return;
-    }
+    if (ms->sl.niov == 0 && md->rl.niov == 0)
+        return copy_hybrid(dst, src, n, T, R);
     struct dt_flat fs = side_flat(&ms->sl), fd = side_flat(&md->rl);
     dt_copy_flat(src, &fs, dst, &fd, n);
+    return false;
 }
 
 /* The block size the copy threshold is kept for: the v variants have no one block (their
@@ -322,9 +304,10 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     }
     int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
     struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, threshold_block(a, sh), P) : NULL;
-    size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->T;
+    size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->th.T;
+    size_t R = th ? th->th.R : 0;
     double t0 = th ? hint_wtime() : 0;
-    bool mismatch = false;
+    bool mismatch = false, hybrid_ran = false;
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
@@ -341,7 +324,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
             continue;
         }
         if (n)
-            copy_block(ms, md, soff, roff, n, T);
+            hybrid_ran |= copy_block(ms, md, soff, roff, n, T, R);
     }
     if (mismatch)
         atomic_store(&coll_shm_slot(slot)->mismatch, (uint64_t)a->tag);
@@ -349,7 +332,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     if (coll_has_layout(a))
         coll_count_direct();
     if (th)
-        adapt(th, hint_wtime() - t0);
+        copy_thresh_record(&th->th, hybrid_ran, hint_wtime() - t0);
     if ((st = barrier_shm(a)) != HINT_SUCCESS)
         return st;
     /* no rank publishes again before every rank has passed this barrier: the word is this call's */

@@ -131,14 +131,43 @@ void copy_fence(void)
 #endif
 }
 
-void copy_hybrid(void *dst, const void *src, size_t n, size_t T)
+bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R)
 {
     if (n < T) {
         memcpy(dst, src, n);
+        return false;
+    }
+    if (R > n)
+        R = n;
+    memcpy(dst, src, R);
+    copy_nt((char *)dst + R, (const char *)src + R, n - R);
+    return true;
+}
+
+void copy_thresh_init(struct copy_thresh *t, size_t T)
+{
+    *t = (struct copy_thresh){.T = T, .R = T, .last = T};
+}
+
+void copy_thresh_record(struct copy_thresh *t, bool hybrid_ran, double seconds)
+{
+    if (t->frozen || !hybrid_ran)
+        return;
+    if (!t->warm) {
+        t->warm = 1; /* the cold first call would make any next one look like an improvement */
         return;
     }
-    memcpy(dst, src, T);
-    copy_nt((char *)dst + T, (const char *)src + T, n - T);
+    if (t->best == 0 || seconds < t->best) {
+        t->best = seconds;
+        t->last = t->R;
+        if (t->R == 0)
+            t->frozen = 1; /* all non-temporal already: nothing left to halve */
+        else
+            t->R /= 2; /* try more non-temporal */
+        return;
+    }
+    t->R = t->last; /* the halving did not pay: back to the value the best time was measured with */
+    t->frozen = 1;
 }
 
 int copy_mode_from_env(void)
@@ -171,3 +200,5 @@ size_t copy_l2_bytes(void)
     }
     return l2;
 }
+
+size_t copy_threshold_T(int P) { return copy_l2_bytes() / (size_t)(P > 0 ? P : 1); }

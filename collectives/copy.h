@@ -7,6 +7,7 @@
 #ifndef HINT_COLL_COPY_H
 #define HINT_COLL_COPY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum copy_mode { COPY_HYBRID = 0, COPY_TEMPORAL = 1, COPY_NT = 2 };
@@ -14,8 +15,28 @@ enum copy_mode { COPY_HYBRID = 0, COPY_TEMPORAL = 1, COPY_NT = 2 };
 /* Non-temporal copy with the widest streaming stores this CPU has (AVX-512, AVX2, SSE2; plain
    memcpy elsewhere), chosen once at run time. Call copy_fence() before other ranks may read. */
 void copy_nt(void *dst, const void *src, size_t n);
-/* Alg. 4: n < T: memcpy; else memcpy of the first T bytes, non-temporal for the rest. */
-void copy_hybrid(void *dst, const void *src, size_t n, size_t T);
+/* Alg. 4 as the HINT paper writes it: n < T: memcpy; else memcpy of the first R bytes (R from
+   the run-time adjustment below, at most n) and non-temporal for the rest. T is fixed (L2 / P);
+   R moves. Returns true when the else branch ran (the copy's time depends on R). */
+bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R);
+
+/* get_runtime_threshold (Alg. 4) for one block size: R starts at T; on each call that took the
+   else branch (a non-temporal part could run) the copy time is compared with the best so far.
+   The first such call is ignored (cold caches, first-touch faults); the second sets the
+   baseline and halves R; each later one that is faster keeps halving, and the first that is not
+   faster steps back to the R it was measured against and freezes there. Calls where every block
+   was under T change nothing: their time says nothing about R. */
+struct copy_thresh {
+    size_t T;        /* fixed: L2 / P */
+    size_t R;        /* temporal bytes of a copy of n >= T bytes */
+    size_t last;     /* the R the best time was measured with */
+    double best;     /* fastest timed call so far (seconds), 0: none yet */
+    int warm;        /* the first call (ignored) has run */
+    int frozen;      /* R is final */
+};
+void copy_thresh_init(struct copy_thresh *t, size_t T);
+/* After a call: hybrid_ran = some block of it took the else branch; seconds = its copy time. */
+void copy_thresh_record(struct copy_thresh *t, bool hybrid_ran, double seconds);
 /* Orders the non-temporal stores before what follows (sfence). */
 void copy_fence(void);
 /* The kernel copy_nt uses: "avx512", "avx2", "sse2" or "memcpy". */
@@ -24,5 +45,7 @@ const char *copy_nt_kernel(void);
 int copy_mode_from_env(void);
 /* Bytes of L2 per core from hwloc (or sysconf), for the initial threshold L2 / ranks. */
 size_t copy_l2_bytes(void);
+/* Alg. 4's fixed threshold for P ranks: L2 / P (the paper's initial T). */
+size_t copy_threshold_T(int P);
 
 #endif

@@ -1,7 +1,15 @@
 /*
- * tests/unit/test_morton.c — Morton (Z) order (collectives/order/morton.c): the Z values of
- * the Morton paper's Fig. 4 for P = 5, the BMI2 and portable paths equal, the balanced curve
- * equal to the interleave for powers of two, every block in exactly one rank's segment.
+ * tests/unit/test_morton.c — Morton (Z) order (collectives/order/morton.c) for P = 5, checked
+ * against values derived here from the Morton paper's text, not read off its figures (Fig. 4 is
+ * a picture; its numbers are not in the text):
+ *   - the balanced curve of sec. 2.2's binary recursion, under one reading of the two choices
+ *     the text leaves open: on a square (sub)matrix the rows are split ("the longer dimension"
+ *     says nothing on a tie), and the top / left half M0 takes floor(n / 2) of an odd n. Another
+ *     reading gives another, equally balanced, curve, which would fail this test;
+ *   - the plain bit interleave (x in the even bits, y in the odd ones), which has the long right
+ *     and bottom border lines the text describes for Fig. 4(a), and the text's worked example;
+ * and, independent of those choices: BMI2 and portable paths equal, the balanced curve equal to
+ * the interleave for powers of two, every block in exactly one rank's segment.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -9,10 +17,11 @@
 #include "collectives/order/order.h"
 #include "hint.h"
 
-/* Fig. 4(b): the balanced Z curve for P = 5, Z value of each block, row y (receiver) by
-   column x (sender). Derived from the recursion of sec. 2.2 as the text states it: split the
-   longer dimension, rows on a tie, the top / left half M0 taking floor(n / 2). */
-static const unsigned fig4b[5][5] = {
+/* The balanced Z curve for P = 5 (the curve Fig. 4(b) draws), Z value of each block, row y
+   (receiver) by column x (sender). Derived by hand from sec. 2.2's recursion under this file's
+   reading: split the longer dimension, rows on a tie, the top / left half M0 taking floor(n / 2).
+   Not compared with the figure's drawing. */
+static const unsigned rec22[5][5] = {
     {0, 1, 4, 6, 7},
     {2, 3, 5, 8, 9},
     {10, 11, 16, 17, 18},
@@ -20,9 +29,10 @@ static const unsigned fig4b[5][5] = {
     {14, 15, 20, 23, 24},
 };
 
-/* Fig. 4(a): the plain interleave on the same 5 x 5 blocks, with its long vertical line in the
-   right border (x = 4: 16, 18, 24, 26) and long horizontal line in the bottom border (y = 4). */
-static const unsigned fig4a[5][5] = {
+/* The plain interleave (x in the even bits) on the same 5 x 5 blocks: the curve of Fig. 4(a),
+   with the long vertical line in the right border (x = 4: 16, 18, 24, 26) and long horizontal
+   line in the bottom border (y = 4) that the text describes. */
+static const unsigned interleave5[5][5] = {
     {0, 1, 4, 5, 16},
     {2, 3, 6, 7, 18},
     {8, 9, 12, 13, 24},
@@ -30,17 +40,17 @@ static const unsigned fig4a[5][5] = {
     {32, 33, 36, 37, 48},
 };
 
-Test(morton, figure4_z_values_for_5_ranks)
+Test(morton, p5_sec2_2_recursion_rows_on_tie_floor_half_first_and_interleave)
 {
     for (uint32_t y = 0; y < 5; y++)
         for (uint32_t x = 0; x < 5; x++) {
-            cr_expect_eq(morton_zvalue(5, 5, x, y), fig4b[y][x], "balanced Z(%u,%u) = %u, Fig. 4(b) has %u", x, y,
-                         morton_zvalue(5, 5, x, y), fig4b[y][x]);
-            cr_expect_eq(morton_encode(x, y), fig4a[y][x], "interleave (%u,%u) = %u, Fig. 4(a) has %u", x, y,
-                         morton_encode(x, y), fig4a[y][x]);
+            cr_expect_eq(morton_zvalue(5, 5, x, y), rec22[y][x], "balanced Z(%u,%u) = %u, sec. 2.2 recursion (rows on tie, floor first) gives %u", x, y,
+                         morton_zvalue(5, 5, x, y), rec22[y][x]);
+            cr_expect_eq(morton_encode(x, y), interleave5[y][x], "interleave (%u,%u) = %u, want %u", x, y,
+                         morton_encode(x, y), interleave5[y][x]);
             uint32_t cx, cy;
-            morton_coords(5, 5, fig4b[y][x], &cx, &cy);
-            cr_expect(cx == x && cy == y, "coords(%u) = (%u,%u), want (%u,%u)", fig4b[y][x], cx, cy, x, y);
+            morton_coords(5, 5, rec22[y][x], &cx, &cy);
+            cr_expect(cx == x && cy == y, "coords(%u) = (%u,%u), want (%u,%u)", rec22[y][x], cx, cy, x, y);
         }
     /* the text's worked example: x = 2 = 010b, y = 1 = 001b gives 000110b = 6 */
     cr_expect_eq(morton_encode(2, 1), 6u);
@@ -49,7 +59,7 @@ Test(morton, figure4_z_values_for_5_ranks)
     cr_assert_eq(order_grid(ORDER_MORTON, 5, grid), HINT_SUCCESS);
     for (int y = 0; y < 5; y++)
         for (int x = 0; x < 5; x++)
-            cr_expect_eq(grid[x * 5 + y], fig4b[y][x] + 1);
+            cr_expect_eq(grid[x * 5 + y], rec22[y][x] + 1);
     /* rank 1's segment is Z values 5..9: (2,1), (3,0), (4,0), (3,1), (4,1) */
     struct order_tuple t[5];
     cr_assert_eq(order_tuples(ORDER_MORTON, 5, 1, t), HINT_SUCCESS);

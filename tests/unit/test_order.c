@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_order.c — the copy orders of the HINT alltoall: the paper's Fig. 5 for N = 4
- * reproduced exactly, every block copied exactly once for many P, Hilbert neighbours adjacent.
+ * (two misprinted Hilbert tuples corrected, see fig5), every block copied exactly once for many
+ * P, Hilbert neighbours adjacent.
  */
 #include <criterion/criterion.h>
 #include <stdbool.h>
@@ -10,7 +11,10 @@
 #include "collectives/order/order.h"
 #include "hint.h"
 
-/* Fig. 5: each rank's tuples (seq, src, dst) after sorting, for the three orders at N = 4. */
+/* Fig. 5: each rank's tuples (seq, src, dst) after sorting, for the three orders at N = 4, as the
+   paper's text prints the grid, except two Hilbert tuples: its grid's last row (src 3) reads
+   (6, 2, 0) and (7, 2, 1), which would copy blocks (2,0) and (2,1) twice and (3,0), (3,1) never;
+   taken here as (6, 3, 0) and (7, 3, 1), the only reading that is a permutation and a walk. */
 static const unsigned fig5[3][4][4][3] = {
     [ORDER_HILBERT] = {{{1, 0, 0}, {2, 0, 1}, {3, 1, 1}, {4, 1, 0}},
                        {{13, 1, 3}, {14, 1, 2}, {15, 0, 2}, {16, 0, 3}},
@@ -110,7 +114,7 @@ Test(copy, kernels_match_memcpy)
                 cr_assert(memcmp(dst, ref, cap + 128) == 0, "nt (%s) n=%zu src+%zu dst+%zu", copy_nt_kernel(), n, so,
                           dof);
                 memset(dst, 0xAA, cap + 128);
-                copy_hybrid(dst + dof, src + so, n, 100);
+                copy_hybrid(dst + dof, src + so, n, 100, 40);
                 copy_fence();
                 cr_assert(memcmp(dst, ref, cap + 128) == 0, "hybrid n=%zu", n);
             }

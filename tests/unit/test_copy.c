@@ -1,0 +1,103 @@
+/*
+ * tests/unit/test_copy.c — the HINT paper's hybrid copy (Alg. 4) and its run-time threshold:
+ * a block under the fixed T is copied wholly temporally whatever R is, a block of T or more is
+ * split at R, and get_runtime_threshold's adjustment is driven with made-up timings, every step
+ * checked: calls under T change nothing, the first timed call is ignored, R halves while calls
+ * get faster, and the first call that is not faster steps R back to the value the best time was
+ * measured with (also from 0) and freezes it.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/copy.h"
+
+static void expect_state(const struct copy_thresh *t, size_t R, double best, int frozen, const char *step)
+{
+    cr_expect_eq(t->R, R, "%s: R = %zu, expected %zu", step, t->R, R);
+    cr_expect_eq(t->best, best, "%s: best = %g, expected %g", step, t->best, best);
+    cr_expect_eq(t->frozen, frozen, "%s: frozen = %d, expected %d", step, t->frozen, frozen);
+}
+
+Test(copy, hybrid_compares_with_T_and_splits_at_R)
+{
+    enum { N = 5000 };
+    unsigned char *src = malloc(N), *dst = malloc(N);
+    cr_assert(src && dst);
+    for (int i = 0; i < N; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    struct { size_t n, T, R; bool split; } cases[] = {
+        {999, 1000, 0, false},    /* under T: memcpy even with R = 0 (the old code halved T itself) */
+        {999, 1000, 500, false},
+        {1000, 1000, 1000, true}, /* n >= T: else branch, R temporal bytes, n - R non-temporal */
+        {4096, 1000, 250, true},
+        {4096, 1000, 0, true},
+        {300, 200, 4000, true},   /* R beyond n: all temporal */
+        {0, 0, 0, true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(dst, 0xAA, N);
+        bool split = copy_hybrid(dst, src, cases[k].n, cases[k].T, cases[k].R);
+        copy_fence();
+        cr_expect_eq(split, cases[k].split, "n=%zu T=%zu R=%zu", cases[k].n, cases[k].T, cases[k].R);
+        cr_expect(memcmp(dst, src, cases[k].n) == 0, "n=%zu T=%zu R=%zu: bytes differ", cases[k].n, cases[k].T,
+                  cases[k].R);
+        for (size_t i = cases[k].n; i < N; i++)
+            cr_assert_eq(dst[i], 0xAA, "n=%zu: byte %zu past the end written", cases[k].n, i);
+    }
+    free(src);
+    free(dst);
+}
+
+Test(copy, threshold_starts_at_T_and_halves_only_on_timed_calls)
+{
+    struct copy_thresh t;
+    copy_thresh_init(&t, 1000);
+    cr_expect_eq(t.T, 1000);
+    expect_state(&t, 1000, 0, 0, "init: R = T");
+    copy_thresh_record(&t, false, 5.0);
+    expect_state(&t, 1000, 0, 0, "every block under T");
+    cr_expect_eq(t.warm, 0, "a call under T is not the first timed call");
+    copy_thresh_record(&t, true, 9.0);
+    expect_state(&t, 1000, 0, 0, "first timed call (cold) ignored");
+    copy_thresh_record(&t, true, 4.0);
+    expect_state(&t, 500, 4.0, 0, "baseline at R = T, then halve");
+    copy_thresh_record(&t, false, 0.1);
+    expect_state(&t, 500, 4.0, 0, "fast call under T: no halving");
+    copy_thresh_record(&t, true, 3.0);
+    expect_state(&t, 250, 3.0, 0, "faster at 500: halve");
+    copy_thresh_record(&t, true, 3.5);
+    expect_state(&t, 500, 3.0, 1, "slower at 250: back to 500, frozen");
+    copy_thresh_record(&t, true, 1.0);
+    expect_state(&t, 500, 3.0, 1, "frozen: stays");
+    cr_expect_eq(t.T, 1000, "T never moves");
+}
+
+Test(copy, threshold_steps_back_from_zero_to_the_last_value)
+{
+    struct copy_thresh t;
+    copy_thresh_init(&t, 2);
+    copy_thresh_record(&t, true, 9.0);
+    expect_state(&t, 2, 0, 0, "cold call ignored");
+    copy_thresh_record(&t, true, 4.0);
+    expect_state(&t, 1, 4.0, 0, "baseline at 2");
+    copy_thresh_record(&t, true, 3.0);
+    expect_state(&t, 0, 3.0, 0, "faster at 1: R = 0");
+    copy_thresh_record(&t, true, 3.2);
+    expect_state(&t, 1, 3.0, 1, "slower at 0: back to 1 (not 64)");
+
+    copy_thresh_init(&t, 2);
+    copy_thresh_record(&t, true, 9.0);
+    copy_thresh_record(&t, true, 4.0);
+    copy_thresh_record(&t, true, 3.0);
+    copy_thresh_record(&t, true, 2.0);
+    expect_state(&t, 0, 2.0, 1, "faster at 0: all non-temporal, frozen");
+}
+
+Test(copy, threshold_T_is_l2_over_ranks)
+{
+    size_t l2 = copy_l2_bytes();
+    cr_assert_gt(l2, 0);
+    cr_expect_eq(copy_threshold_T(8), l2 / 8);
+    cr_expect_eq(copy_threshold_T(1), l2);
+}
