@@ -79,6 +79,11 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_OFI_EAGER_MAX", .kind = RT_ENV_SIZE, .dflt = "8K", .min = 0, .max = MIB,
      .meaning = "largest message sent between nodes at once into the receiver's buffers; larger ones wait for the "
                 "matching receive (rendezvous)"},
+    {.name = "HINT_OFI_RMA_MIN", .kind = RT_ENV_SIZE, .dflt = "64K", .min = 0, .max = TIB,
+     .meaning = "where the provider has FI_RMA reads, messages between nodes of at least this many bytes that are not "
+                "eager (synchronous ones too) are read by the receiver straight from the sender's registered "
+                "buffer (RTS, fi_read, FIN); smaller ones, and all without FI_RMA, go by the provider's tagged "
+                "rendezvous (RTS, CTS, fi_tsend); 1T: never read"},
     {.name = "HINT_OFI_RX_BUFFERS", .kind = RT_ENV_INT, .dflt = "128", .min = 8, .max = 65536,
      .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps posted for messages from other "
                 "nodes"},

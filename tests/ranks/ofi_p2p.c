@@ -12,6 +12,8 @@
  * big          64 MiB from rank 0 to the last rank (another node) and back
  * derived      a vector type (eager and rendezvous sizes) into contiguous ints and into the type
  * outstanding  1000 isends to a rank on another node before any receive is posted
+ * sync         synchronous sends of 0 B to 1 MiB (one into a smaller buffer, one into none):
+ *              an issend is not complete before its receive is posted, and is after
  * Every case exits non-zero (failing the job) on the first wrong byte or status.
  */
 #include <stdint.h>
@@ -280,6 +282,53 @@ static void outstanding(void)
     free(req);
 }
 
+/* The lower rank of each cross-node pair ssends, the higher receives: whole, truncated to 10
+   bytes, and into no buffer; then a 1 MiB issend that must wait for its receive. */
+static void sync_msgs(void)
+{
+    static const size_t sent[] = {0, 13, 100000, 100000, 100000, 1u << 20};
+    static const size_t room[] = {0, 13, 100000, 10, 0, 1u << 20};
+    int peer = cross_peer();
+    if (peer < 0)
+        return;
+    size_t max = 1u << 20;
+    unsigned char *b = malloc(max), *r = malloc(max + 1); /* + the byte after a whole message */
+    RC_CHECK(b && r);
+    if (rc_rank < peer) {
+        for (int i = 0; i < 6; i++) {
+            fill(b, sent[i], rc_rank, peer, i);
+            RC_OK(hint_ssend(b, sent[i], HINT_BYTE, peer, i, HINT_WORLD));
+        }
+        hint_request q;
+        int done = 0;
+        fill(b, max, rc_rank, peer, 7);
+        RC_OK(hint_issend(b, max, HINT_BYTE, peer, 7, HINT_WORLD, &q));
+        for (int i = 0; i < 200 && !done; i++)
+            RC_OK(hint_test(&q, &done, HINT_STATUS_IGNORE));
+        if (done)
+            RC_FAIL("a 1 MiB issend completed before its receive was posted");
+        RC_OK(hint_send(NULL, 0, HINT_BYTE, peer, 8, HINT_WORLD)); /* now post it */
+        RC_OK(hint_wait(&q, HINT_STATUS_IGNORE));
+    } else {
+        for (int i = 0; i < 6; i++) {
+            hint_status st;
+            memset(r, 0xee, max + 1);
+            int rc = hint_recv(r, room[i], HINT_BYTE, peer, i, HINT_WORLD, &st);
+            RC_CHECK(rc == (room[i] < sent[i] ? HINT_ERR_TRUNCATE : HINT_SUCCESS));
+            RC_CHECK(st.bytes == room[i] && st.source == peer);
+            verify(r, room[i], peer, rc_rank, i);
+            RC_CHECK(r[room[i]] == 0xee);
+        }
+        RC_OK(hint_recv(NULL, 0, HINT_BYTE, peer, 8, HINT_WORLD, HINT_STATUS_IGNORE));
+        hint_status st;
+        RC_OK(hint_recv(r, max, HINT_BYTE, peer, 7, HINT_WORLD, &st));
+        RC_CHECK(st.bytes == max);
+        verify(r, max, peer, rc_rank, 7);
+    }
+    free(b);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -298,6 +347,8 @@ int main(int argc, char **argv)
         derived();
     else if (!strcmp(what, "outstanding"))
         outstanding();
+    else if (!strcmp(what, "sync"))
+        sync_msgs();
     else
         RC_FAIL("unknown case %s", what);
     RC_OK(hint_finalize());

@@ -43,20 +43,44 @@ void ofi_fatal(const char *what, int rc)
     boot_abort(HINT_ERR_TRANSPORT, "libfabric transport failed");
 }
 
-int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc)
+/* Registers buf when the provider needs it: always for remote access (FI_REMOTE_READ), for local
+   operations only under FI_MR_LOCAL. The provider's mr_mode decides the rest: a key of our own
+   choosing unless FI_MR_PROV_KEY (unique per domain: a counter), and under FI_MR_ENDPOINT the
+   region is bound to the endpoint and enabled before use. *key is what a peer names it by. */
+int ofi_register_key(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc, uint64_t *key)
 {
     *mr = NULL;
     *desc = NULL;
-    if (!ofi.mr_local || len == 0)
+    bool remote = (access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
+    if ((!ofi.mr_local && !remote) || len == 0)
         return HINT_SUCCESS;
-    int rc = fi_mr_reg(ofi.domain, buf, len, access, 0, 0, 0, mr, NULL);
+    uint64_t requested = (ofi.mr_mode & FI_MR_PROV_KEY) ? 0 : ofi.next_key++;
+    const char *what = "fi_mr_reg";
+    int rc = fi_mr_reg(ofi.domain, buf, len, access, 0, requested, 0, mr, NULL);
+    if (rc == 0 && (ofi.mr_mode & FI_MR_ENDPOINT)) {
+        what = "fi_mr_bind";
+        rc = fi_mr_bind(*mr, &ofi.ep->fid, 0);
+        if (rc == 0) {
+            what = "fi_mr_enable";
+            rc = fi_mr_enable(*mr);
+        }
+    }
     if (rc) {
-        RT_ERR("ofi", "fi_mr_reg of %zu bytes failed: %s", len, fi_strerror(-rc));
+        RT_ERR("ofi", "%s of %zu bytes failed: %s", what, len, fi_strerror(-rc));
+        if (*mr)
+            fi_close(&(*mr)->fid);
         *mr = NULL;
         return HINT_ERR_TRANSPORT;
     }
     *desc = fi_mr_desc(*mr);
+    if (key)
+        *key = fi_mr_key(*mr);
     return HINT_SUCCESS;
+}
+
+int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc)
+{
+    return ofi_register_key(buf, len, access, mr, desc, NULL);
 }
 
 /* ---- choosing the provider ---- */
@@ -67,17 +91,18 @@ static const char *wanted_provider(void)
     return p && *p ? p : NULL;
 }
 
-/* What hint needs: RDM, tagged messages, our context for every operation; registration modes it
-   can follow (local descriptors, allocated virtual addresses); send-after-send order if asked. */
-static struct fi_info *make_hints(const char *prov, bool sas)
+/* What hint needs: RDM, tagged messages (and RMA reads if asked), our context for every
+   operation; registration modes it can follow (local descriptors, allocated virtual addresses,
+   provider keys, regions bound to the endpoint); send-after-send order if asked. */
+static struct fi_info *make_hints(const char *prov, bool sas, bool rma)
 {
     struct fi_info *h = fi_allocinfo();
     if (h == NULL)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_TAGGED;
+    h->caps = FI_TAGGED | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2;
-    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ENDPOINT;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
     if (sas)
         h->tx_attr->msg_order = h->rx_attr->msg_order = FI_ORDER_SAS;
@@ -106,14 +131,17 @@ static bool provider_exists(const char *prov)
     return rc == 0;
 }
 
-/* The provider's info; NULL with *why saying what is missing. Send-after-send order is asked
-   first; a provider without it still works (p2p.c reorders by sequence number). */
+/* The provider's info; NULL with *why saying what is missing. RMA reads with send-after-send
+   order are asked first (large messages then go by fi_read, p2p.c), then tagged messages alone
+   with and without the order; a provider without it still works (p2p.c reorders by sequence
+   number). */
 static struct fi_info *choose_provider(const char **why)
 {
     static char msg[512];
     const char *prov = wanted_provider();
     struct fi_info *info = NULL;
-    if (getinfo(make_hints(prov, true), &info) == 0 || getinfo(make_hints(prov, false), &info) == 0)
+    if (getinfo(make_hints(prov, true, true), &info) == 0 || getinfo(make_hints(prov, true, false), &info) == 0 ||
+        getinfo(make_hints(prov, false, false), &info) == 0)
         return info;
     const char *name = prov ? prov : getenv("FI_PROVIDER");
     if (name == NULL)
@@ -319,7 +347,10 @@ static int ofi_init(void)
         RT_ERR("ofi", "%s", why);
         return HINT_ERR_TRANSPORT;
     }
-    ofi.mr_local = (ofi.info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    ofi.mr_mode = ofi.info->domain_attr->mr_mode;
+    ofi.mr_local = (ofi.mr_mode & FI_MR_LOCAL) != 0;
+    ofi.rma = (ofi.info->caps & (FI_RMA | FI_READ | FI_REMOTE_READ)) == (FI_RMA | FI_READ | FI_REMOTE_READ);
+    ofi.next_key = 1;
     ofi.chunk = ofi.info->ep_attr->max_msg_size;
     if (ofi.chunk == 0 || ofi.chunk > (1ull << 30))
         ofi.chunk = 1ull << 30;
@@ -348,7 +379,10 @@ static void ofi_fini(void)
     ofi_p2p_fini();
     close_fid(ofi.cq ? &ofi.cq->fid : NULL);
     close_fid(ofi.av ? &ofi.av->fid : NULL);
-    close_fid(ofi.domain ? &ofi.domain->fid : NULL);
+    /* A registration still open holds the domain (-FI_EBUSY): a leak of p2p.c's, said. */
+    int rc = ofi.domain ? fi_close(&ofi.domain->fid) : 0;
+    if (rc)
+        RT_ERR("ofi", "closing the domain failed: %s (registrations left open)", fi_strerror(-rc));
     close_fid(ofi.fabric ? &ofi.fabric->fid : NULL);
     fi_freeinfo(ofi.info);
     free(ofi.addr);

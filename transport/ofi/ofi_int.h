@@ -11,6 +11,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,26 +25,29 @@ struct hint_request_s;
 #define OFI_TAG_DATA (1ull << 63)
 #define OFI_CHUNK_BITS 20
 
-enum ofi_kind { OFI_EAGER = 1, OFI_RTS = 2, OFI_CTS = 3 };
+enum ofi_kind { OFI_EAGER = 1, OFI_RTS = 2, OFI_CTS = 3, OFI_RTS_READ = 4, OFI_FIN = 5 };
 
-/* Every control message starts with this; an eager one's payload follows, a RTS / CTS carries
-   struct ofi_rdv. */
+/* Every control message starts with this; an eager one's payload follows, a RTS / CTS /
+   RTS_READ / FIN carries struct ofi_rdv. */
 struct ofi_hdr {
     uint32_t src;   /* world rank of the sender */
     uint8_t kind;   /* enum ofi_kind */
     uint8_t pad[3];
-    int32_t tag;    /* EAGER / RTS: the message's tag */
-    uint32_t ctx;   /* EAGER / RTS: its group's context id */
-    uint64_t bytes; /* EAGER / RTS: the message's bytes; CTS: the bytes the receiver takes */
+    int32_t tag;    /* EAGER / RTS / RTS_READ: the message's tag */
+    uint32_t ctx;   /* EAGER / RTS / RTS_READ: its group's context id */
+    uint64_t bytes; /* EAGER / RTS / RTS_READ: the message's bytes; CTS / FIN: the bytes taken */
     uint32_t seq;   /* control messages from src to this rank, numbered from 0 (order check) */
-    int32_t sig;    /* EAGER / RTS: the datatype signature kind */
+    int32_t sig;    /* EAGER / RTS / RTS_READ: the datatype signature kind */
 };
 static_assert(sizeof(struct ofi_hdr) == 32, "the wire header is 32 bytes");
 
 struct ofi_rdv {
-    uint64_t cookie; /* the sender's request, echoed back in the CTS */
+    uint64_t cookie; /* the sender's request, echoed back in the CTS / FIN */
     uint64_t msgid;  /* the sender's id for it (checks the cookie) */
     uint64_t rtag;   /* CTS: the tag the receiver posted its data receives with */
+    uint64_t raddr;  /* RTS_READ: where the receiver reads from (0 = the region's start unless
+                        the provider wants virtual addresses, FI_MR_VIRT_ADDR) */
+    uint64_t rkey;   /* RTS_READ: the sender's registration key */
 };
 
 enum ofi_op_type {
@@ -52,6 +56,7 @@ enum ofi_op_type {
     OP_COPY,    /* an unexpected control message copied out of the pool (malloc'd) */
     OP_DATA_TX, /* one chunk of rendezvous data leaving */
     OP_DATA_RX, /* one chunk of rendezvous data arriving */
+    OP_READ,    /* one chunk of a message read from the sender's memory (fi_read) */
 };
 
 /* One operation handed to libfabric; its address is the completion's op_context. */
@@ -64,7 +69,8 @@ struct ofi_op {
     size_t len;
     void *desc;              /* its registration's descriptor (NULL when none is needed) */
     fi_addr_t addr;          /* send: the destination */
-    uint64_t tag;
+    uint64_t tag;            /* data ops: the tag; OP_READ: the remote key */
+    uint64_t raddr;          /* OP_READ: the remote address */
     uint32_t src;            /* OP_RX / OP_COPY: the sender (from the header) */
     uint32_t seq;            /* OP_RX / OP_COPY: the header's sequence number */
     struct ofi_op *all;      /* data and copy ops: every one allocated, for fini */
@@ -78,6 +84,9 @@ struct ofi_state {
     struct fid_cq *cq;
     struct fid_ep *ep;
     bool mr_local;           /* the provider needs registered buffers (FI_MR_LOCAL) */
+    bool rma;                /* the endpoint has FI_RMA reads (large messages go by fi_read) */
+    uint64_t mr_mode;        /* the provider's registration rules (FI_MR_*) */
+    uint64_t next_key;       /* the next key we choose for a region (without FI_MR_PROV_KEY) */
     fi_addr_t *addr;         /* per world rank: its address (FI_ADDR_NOTAVAIL on this node) */
     uint32_t *eager_max;     /* per world rank: the largest eager payload its pool takes */
     size_t chunk;            /* largest data operation (the provider's max_msg_size) */
@@ -98,6 +107,7 @@ void ofi_progress(void);
 unsigned long ofi_sent(void);
 /* fabric.c */
 int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc);
+int ofi_register_key(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc, uint64_t *key);
 void ofi_fatal(const char *what, int rc);
 
 #endif

@@ -10,6 +10,15 @@
  *          buffer, or a packed copy for a non-contiguous type) with a tag only it hands out, and
  *          answers with that tag; the sender then fi_tsend's the data with it. The provider's
  *          own rendezvous (ofi_rxm: SAR or RMA reads) moves the bytes.
+ *   RTS_READ where the endpoint has FI_RMA reads, a message of at least HINT_OFI_RMA_MIN bytes
+ *          that is not eager: the sender registers its buffer (a packed copy for a derived type)
+ *          for remote reads and sends its address and key; the receiver, once matched, fi_read's
+ *          the bytes it takes straight into the user's buffer (a packed copy for a derived type)
+ *          and answers FIN, on which the sender releases the registration and completes. One
+ *          control message each way and no extra copy; the provider's mr_mode is followed
+ *          (fabric.c, ofi_register_key). Registered sends waiting for their FIN are bounded
+ *          (OFI_READ_PINNED_MAX bytes); beyond that, and when a registration fails, a message
+ *          takes the RTS / CTS path.
  * Matching is the runtime's: the first control message of every message goes to
  * rt_match_arrival. An unexpected one keeps its pool buffer as the runtime's handle until a
  * receive takes it (ofi_deliver); when fewer than a quarter of the pool buffers remain posted,
@@ -36,6 +45,9 @@
 
 #define OFI_NTX 64           /* send buffers for control messages */
 #define OFI_TAG_ID_MASK ((1ull << (63 - OFI_CHUNK_BITS)) - 1)
+/* Bytes a rank keeps registered (or packed) for sends whose receivers have not read them yet;
+   messages beyond it take the RTS / CTS path, which registers only once matched. */
+#define OFI_READ_PINNED_MAX (256ull << 20)
 
 enum {
     PH_FIRST = 1, /* send: eager / RTS not handed to libfabric yet */
@@ -44,6 +56,8 @@ enum {
     PH_CTS,       /* receive: matched, CTS not handed to libfabric yet */
     PH_CTS0_OUT,  /* receive taking no bytes: completes with its CTS's send completion */
     PH_DATA,      /* send or receive: data operations in flight */
+    PH_WAIT_FIN,  /* send: RTS_READ out, its buffer registered, waiting for the receiver's reads */
+    PH_FIN,       /* receive: read what it takes, FIN not handed to libfabric yet */
 };
 
 static struct {
@@ -62,6 +76,7 @@ static struct {
     struct ofi_op **held;        /* per world rank: control messages that arrived early, by seq */
     uint64_t next_msgid, next_rtag;
     size_t unexp_bytes, unexp_max;
+    size_t read_min, read_pinned; /* HINT_OFI_RMA_MIN; bytes registered for RTS_READ sends */
     int ncopies, max_copies;     /* unexpected messages copied out of the pool, at most */
     int pending;
 } P;
@@ -125,6 +140,8 @@ static int submit(struct ofi_op *op)
         return rc;
     case OP_DATA_TX:
         return (int)fi_tsend(ofi.ep, op->buf, op->len, op->desc, op->addr, op->tag, op);
+    case OP_READ:
+        return (int)fi_read(ofi.ep, op->buf, op->len, op->desc, op->addr, op->raddr, op->tag, op);
     default: /* OP_DATA_RX */
         return (int)fi_trecv(ofi.ep, op->buf, op->len, op->desc, FI_ADDR_UNSPEC, op->tag, 0, op);
     }
@@ -136,7 +153,10 @@ static void submit_or_queue(struct ofi_op *op)
     if (rc == -FI_EAGAIN)
         retry_later(op);
     else if (rc)
-        ofi_fatal(op->type == OP_RX ? "fi_trecv (pool)" : op->type == OP_DATA_TX ? "fi_tsend (data)" : "fi_trecv (data)",
+        ofi_fatal(op->type == OP_RX        ? "fi_trecv (pool)"
+                  : op->type == OP_DATA_TX ? "fi_tsend (data)"
+                  : op->type == OP_READ    ? "fi_read (data)"
+                                           : "fi_trecv (data)",
                   rc);
 }
 
@@ -170,7 +190,45 @@ static bool is_eager(const struct hint_request_s *r)
     return !r->sync && r->bytes <= lim;
 }
 
-/* Fill send buffer op with r's control message: its eager message or RTS, or a receive's CTS. */
+/* A large send's bytes registered for the receiver's reads (packed first for a derived type):
+   true with v's address and key filled; false (nothing held) when it goes by RTS / CTS. */
+static bool expose_for_read(struct hint_request_s *r, struct ofi_rdv *v)
+{
+    if (!ofi.rma || r->bytes == 0 || r->bytes < P.read_min || P.read_pinned + r->bytes > OFI_READ_PINNED_MAX)
+        return false;
+    char *buf = r->buf;
+    if (!r->contig) {
+        if ((r->tp_bounce = malloc(r->bytes)) == NULL)
+            out_of_memory("a packed copy of a derived-type message", r->bytes);
+        rq_pack(r, 0, r->tp_bounce, r->bytes);
+        buf = r->tp_bounce;
+    }
+    void *desc;
+    uint64_t key;
+    if (ofi_register_key(buf, r->bytes, FI_REMOTE_READ, (struct fid_mr **)&r->tp_mr, &desc, &key)) {
+        free(r->tp_bounce); /* said by ofi_register_key; the message goes by RTS / CTS */
+        r->tp_bounce = NULL;
+        return false;
+    }
+    v->raddr = (ofi.mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+    v->rkey = key;
+    P.read_pinned += r->bytes;
+    return true;
+}
+
+/* The registration and packed copy of an RTS_READ send, once its receiver has read it. */
+static void unexpose(struct hint_request_s *r)
+{
+    if (r->tp_mr)
+        fi_close(&((struct fid_mr *)r->tp_mr)->fid);
+    r->tp_mr = NULL;
+    free(r->tp_bounce);
+    r->tp_bounce = NULL;
+    P.read_pinned -= r->bytes;
+}
+
+/* Fill send buffer op with r's control message: its eager message or RTS (RTS_READ), or a
+   receive's CTS (FIN). */
 static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
 {
     struct ofi_hdr *h = (struct ofi_hdr *)op->buf;
@@ -179,7 +237,7 @@ static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
                           .sig = r->sig};
     op->len = sizeof *h;
     if (r->kind == RQ_RECV) {
-        h->kind = OFI_CTS;
+        h->kind = r->phase == PH_FIN ? OFI_FIN : OFI_CTS;
         h->bytes = r->off;
         *v = (struct ofi_rdv){.cookie = r->tp_cookie, .msgid = r->msgid, .rtag = r->tp_tag};
         op->len += sizeof *v;
@@ -189,9 +247,9 @@ static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
             rq_pack(r, 0, h + 1, r->bytes);
         op->len += r->bytes;
     } else {
-        h->kind = OFI_RTS;
         r->msgid = P.next_msgid++;
         *v = (struct ofi_rdv){.cookie = (uint64_t)(uintptr_t)r, .msgid = r->msgid};
+        h->kind = expose_for_read(r, v) ? OFI_RTS_READ : OFI_RTS;
         op->len += sizeof *v;
     }
     op->r = r;
@@ -211,8 +269,12 @@ static void ctrl_issued(struct ofi_op *op)
         r->phase = PH_CTS0_OUT;
         return;
     }
-    r->phase = kind == OFI_RTS ? PH_WAIT_CTS : PH_DATA;
-    op->r = NULL; /* the request moves on with the CTS or the data, not with this completion */
+    op->r = NULL; /* the request moves on with the CTS, the data or the FIN, not with this completion */
+    if (kind == OFI_FIN) {
+        finish_recv(r); /* the bytes are in; the FIN (in the send buffer) only frees the sender's */
+        return;
+    }
+    r->phase = kind == OFI_RTS ? PH_WAIT_CTS : kind == OFI_RTS_READ ? PH_WAIT_FIN : PH_DATA;
 }
 
 /* fi_tsend a built control message. false: libfabric refused it for now (it is then stalled). */
@@ -290,15 +352,54 @@ static void post_data(struct hint_request_s *r, uint8_t type, size_t n)
     }
 }
 
+/* Read r's n bytes from the sender's registered memory (v's address and key), in operations of
+   at most ofi.chunk bytes, into the user's buffer or a packed copy for a non-contiguous type. */
+static void post_reads(struct hint_request_s *r, size_t n, const struct ofi_rdv *v)
+{
+    char *buf = r->buf;
+    if (!r->contig) {
+        if ((r->tp_bounce = malloc(n)) == NULL)
+            out_of_memory("a packed copy of a derived-type message", n);
+        buf = r->tp_bounce;
+    }
+    void *desc;
+    if (ofi_register(buf, n, FI_READ, (struct fid_mr **)&r->tp_mr, &desc))
+        ofi_fatal("fi_mr_reg (read)", -FI_EINVAL);
+    size_t nchunks = (n + ofi.chunk - 1) / ofi.chunk;
+    r->tp_inflight = (uint32_t)nchunks;
+    for (size_t k = 0; k < nchunks; k++) {
+        struct ofi_op *op = op_get();
+        op->type = OP_READ;
+        op->r = r;
+        op->buf = buf + k * ofi.chunk;
+        op->len = n - k * ofi.chunk < ofi.chunk ? n - k * ofi.chunk : ofi.chunk;
+        op->desc = desc;
+        op->addr = ofi.addr[r->peer];
+        op->raddr = v->raddr + k * ofi.chunk;
+        op->tag = v->rkey;
+        submit_or_queue(op);
+    }
+}
+
 static void data_done(struct ofi_op *op)
 {
     struct hint_request_s *r = op->r;
+    bool read = op->type == OP_READ;
     op_put(op);
     if (--r->tp_inflight > 0)
         return;
     if (r->tp_mr)
         fi_close(&((struct fid_mr *)r->tp_mr)->fid);
     r->tp_mr = NULL;
+    if (read) { /* the bytes are in: unpack, then tell the sender (the receive completes with that) */
+        if (r->tp_bounce)
+            rq_unpack(r, 0, r->tp_bounce, r->off);
+        free(r->tp_bounce);
+        r->tp_bounce = NULL;
+        r->phase = PH_FIN;
+        queue_ctrl(r);
+        return;
+    }
     if (r->kind == RQ_RECV) {
         if (r->tp_bounce)
             rq_unpack(r, 0, r->tp_bounce, r->off);
@@ -331,6 +432,20 @@ static void cts_arrived(const struct ofi_hdr *h)
     post_data(r, OP_DATA_TX, h->bytes);
 }
 
+/* The receiver of r's RTS_READ has read what it takes: the registration goes, the send completes. */
+static void fin_arrived(const struct ofi_hdr *h)
+{
+    const struct ofi_rdv *v = (const struct ofi_rdv *)(h + 1);
+    struct hint_request_s *r = (struct hint_request_s *)(uintptr_t)v->cookie;
+    if (r == NULL || r->magic != RQ_MAGIC || r->kind != RQ_SEND || r->phase != PH_WAIT_FIN || r->msgid != v->msgid) {
+        RT_ERR("ofi", "read-done message from rank %u for no waiting send (id %llu) dropped", h->src,
+               (unsigned long long)v->msgid);
+        return;
+    }
+    unexpose(r);
+    finish_send(r);
+}
+
 /* ---- arrivals ---- */
 
 /* Matching paired receive r with the eager message or RTS in m. */
@@ -356,8 +471,18 @@ static void deliver_first(struct hint_request_s *r, const struct ofi_op *m)
     r->peer = (int)h->src;
     r->tp_cookie = v->cookie;
     r->msgid = v->msgid;
-    r->off = n; /* the bytes this receive takes: the CTS tells the sender */
+    r->off = n; /* the bytes this receive takes: the CTS / FIN tells the sender */
     r->tp_tag = 0;
+    if (h->kind == OFI_RTS_READ) {
+        if (n) {
+            r->phase = PH_DATA;
+            post_reads(r, n, v);
+        } else {
+            r->phase = PH_FIN;
+            queue_ctrl(r);
+        }
+        return;
+    }
     if (n) {
         r->tp_tag = OFI_TAG_DATA | (P.next_rtag++ & OFI_TAG_ID_MASK) << OFI_CHUNK_BITS;
         post_data(r, OP_DATA_RX, n); /* before the CTS: the data can only come after it */
@@ -422,8 +547,11 @@ static void unexpected_overflow(void)
 static void take(struct ofi_op *m)
 {
     const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
-    if (h->kind == OFI_CTS) {
-        cts_arrived(h);
+    if (h->kind == OFI_CTS || h->kind == OFI_FIN) {
+        if (h->kind == OFI_CTS)
+            cts_arrived(h);
+        else
+            fin_arrived(h);
         release_msg(m);
         return;
     }
@@ -455,7 +583,7 @@ static void arrived(struct ofi_op *m, size_t len)
 {
     const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
     P.rx_posted--;
-    if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_CTS) {
+    if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_FIN) {
         RT_ERR("ofi", "malformed control message (%zu bytes) dropped", len);
         repost(m);
         return;
@@ -501,8 +629,9 @@ static void completed(struct ofi_op *op, size_t len)
 
 static const char *op_name(const struct ofi_op *op)
 {
-    static const char *const names[] = {"?", "pool receive", "control send", "copy", "data send", "data receive"};
-    return names[op->type <= OP_DATA_RX ? op->type : 0];
+    static const char *const names[] = {"?", "pool receive", "control send", "copy", "data send", "data receive",
+                                        "data read"};
+    return names[op->type <= OP_READ ? op->type : 0];
 }
 
 /* A failed operation: said, and its request completes with HINT_ERR_TRANSPORT. */
@@ -609,6 +738,7 @@ int ofi_p2p_init(void)
     P.eager_max = rt_cfg_size("HINT_OFI_EAGER_MAX");
     P.unexp_max = rt_cfg_size("HINT_OFI_UNEXPECTED_MAX");
     P.nrx = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
+    P.read_min = rt_cfg_size("HINT_OFI_RMA_MIN");
     P.slot = (sizeof(struct ofi_hdr) + (P.eager_max > sizeof(struct ofi_rdv) ? P.eager_max : sizeof(struct ofi_rdv)) +
               63) / 64 * 64;
     P.tx_seq = calloc((size_t)n, sizeof *P.tx_seq);
