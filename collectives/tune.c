@@ -1,13 +1,21 @@
 /*
  * collectives/tune.c — the tuning file and online autotuning (see tune.h).
  *
- * Autotuning follows the HINT paper: for each (P, bytes per block, buffer pair) every candidate
- * (alltoall: the copy orders; allgather: Morton and the message-based algorithms)
- * runs once as warm-up and then three times, back to back, and the fastest is kept. Each rank
- * times its own calls; the decision takes the slowest rank's time per candidate (one small
- * allreduce when the trials end), so every rank keeps the same algorithm.
+ * Autotuning follows the HINT paper: for each key every candidate runs once as warm-up and then
+ * three times, back to back, and the fastest is kept. The key is what every rank of the call
+ * computes alike: the operation and group (the state lives on the group), the bytes per block
+ * (alltoall, allgather), allgatherv's receive counts (every rank passes the same); alltoallv's
+ * counts differ per rank, so it has one trial per group. Never buffer addresses: ranks whose
+ * buffers differ, or move between calls, keep one trial. Candidates: alltoall(v) the four copy
+ * orders (the HINT paper has three, row, column and Hilbert; Morton is the Morton paper's);
+ * allgather(v) Morton against the message-based algorithms. Before each trial call the ranks
+ * agree (one small allreduce) on the key, the trial step and the candidate list, and all run the
+ * same candidate; a rank that disagrees sends every rank to the default selection for that
+ * call. Each rank times its own calls; the decision takes the slowest rank's time per candidate
+ * (one more small allreduce when the trials end), so every rank keeps the same algorithm.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,14 +84,15 @@ bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
 
 #define AT_REPS 3                 /* timed runs per candidate, after one warm-up */
 #define AT_SLOTS 32
+#define AT_MAXCAND 8
 
 struct at_state {
     int op;
-    size_t block;
-    const void *sbuf, *rbuf;
-    int ncand, cand[8];
-    int call;                     /* calls made so far in the trial */
-    double best[8];               /* fastest timed run per candidate, this rank */
+    uint64_t key;                 /* at_key(): the same on every rank of the call */
+    int ncand, cand[AT_MAXCAND];
+    int call;                     /* trial calls made so far */
+    bool skip;                    /* this call's agreement failed: it ran the defaults */
+    double best[AT_MAXCAND];      /* fastest timed run per candidate, this rank */
     int chosen;                   /* -1 while trying */
 };
 
@@ -102,28 +111,42 @@ static bool autotune_on(void)
 
 static void at_free(void *p) { free(p); }
 
-/* Candidates: for alltoall the shared-heap orders (the HINT paper's set); for allgather the
-   Morton algorithms and the message-based ones they compete with. Only algorithms that apply to
-   this call, in the table's order, so every rank tries the same list. */
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+/* The key: operation, ranks, bytes per block; allgatherv's receive counts (the same on every
+   rank); never addresses, nor alltoallv's counts (each rank has its own). */
+static uint64_t at_key(const struct coll_args *a)
+{
+    uint64_t h = mix(mix(0xcbf29ce484222325ull, (uint64_t)a->op_id), (uint64_t)a->size);
+    if (a->op_id == COLL_ALLTOALL || a->op_id == COLL_ALLGATHER)
+        return mix(h, a->block);
+    if (a->op_id == COLL_ALLGATHERV)
+        for (int p = 0; p < a->size; p++)
+            h = mix(h, a->rcounts[p]);
+    return h;
+}
+
+/* Candidates: for alltoall(v) the shared-heap orders; for allgather(v) the Morton algorithms and
+   the message-based ones they compete with. Only algorithms that apply to this call, in the
+   table's order (the ranks check before each trial call that they have the same list). */
 static int candidates(const struct coll_args *a, int *out)
 {
     static const char *const a2a[] = {"row", "column", "hilbert", "morton"};
-    static const char *const agv[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
+    static const char *const ag[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
+    static const char *const agv[] = {"ring", "linear", "morton", "morton_numa"};
     const char *const *names;
     size_t nn;
-    if (a->op_id == COLL_ALLTOALL) {
-        names = a2a;
-        nn = sizeof a2a / sizeof a2a[0];
-    } else if (a->op_id == COLL_ALLGATHER) {
-        names = agv;
-        nn = sizeof agv / sizeof agv[0];
-    } else {
-        return 0;
+    switch (a->op_id) {
+    case COLL_ALLTOALL:
+    case COLL_ALLTOALLV: names = a2a; nn = sizeof a2a / sizeof a2a[0]; break;
+    case COLL_ALLGATHER: names = ag; nn = sizeof ag / sizeof ag[0]; break;
+    case COLL_ALLGATHERV: names = agv; nn = sizeof agv / sizeof agv[0]; break;
+    default: return 0;
     }
     if (!coll_shm_ok(a))
         return 0; /* no slot, or members on several nodes: the trials compare the copy orders */
     int n = 0;
-    for (size_t i = 0; i < nn && n < 8; i++) {
+    for (size_t i = 0; i < nn && n < AT_MAXCAND; i++) {
         int k = coll_alg_by_name(a->op_id, names[i]);
         if (k >= 0 && coll_alg_usable(k, a)) /* never a node-only one on a group spanning nodes */
             out[n++] = k;
@@ -140,20 +163,56 @@ static struct at_state *state_for(struct coll_args *a)
             return NULL;
         coll_group_of(a->g)->tune = (struct coll_owned){c, at_free};
     }
+    uint64_t key = at_key(a);
     for (int i = 0; i < AT_SLOTS; i++) {
         struct at_state *s = &c->s[i];
-        if (s->ncand && s->op == a->op_id && s->block == a->block && s->sbuf == a->sbuf && s->rbuf == a->rbuf)
+        if (s->ncand && s->op == a->op_id && s->key == key)
             return s;
     }
+    int ncand = candidates(a, (int[AT_MAXCAND]){0});
+    if (ncand == 0)
+        return NULL; /* nothing to try: no slot taken (every rank sees the same, in the same calls) */
     struct at_state *s = &c->s[c->next++ % AT_SLOTS];
     memset(s, 0, sizeof *s);
     s->op = a->op_id;
-    s->block = a->block;
-    s->sbuf = a->sbuf;
-    s->rbuf = a->rbuf;
+    s->key = key;
     s->ncand = candidates(a, s->cand);
     s->chosen = -1;
-    return s->ncand ? s : NULL;
+    return s;
+}
+
+/* A small allreduce on the group, tagged as the call it belongs to (the p2p order between two
+   ranks keeps it apart from the call's own messages). */
+static int at_allreduce(struct coll_args *a, const void *in, void *out, size_t n, int basic, int esize)
+{
+    struct coll_args r = *a;
+    r.op_id = COLL_ALLREDUCE;
+    r.sbuf = in;
+    r.rbuf = out;
+    r.count = n;
+    r.esize = (size_t)esize;
+    r.block = n * (size_t)esize;
+    r.basic = basic;
+    r.op = HINT_MAX;
+    r.scounts = r.sdispls = r.rcounts = r.rdispls = NULL;
+    r.sl = r.rl = (struct coll_layout){0};
+    return allreduce_recursive_doubling(&r);
+}
+
+/* Before a trial call: do all ranks have this key, trial step and candidate list? (The maxima
+   of each value and of its complement give the minimum too.) */
+static bool agree(struct coll_args *a, const struct at_state *s)
+{
+    uint64_t cands = 0;
+    for (int i = 0; i < s->ncand; i++)
+        cands = mix(cands, (uint64_t)s->cand[i]);
+    uint64_t mine[6] = {s->key, ~s->key, (uint64_t)s->call, ~(uint64_t)s->call, cands, ~cands}, all[6];
+    if (at_allreduce(a, mine, all, 6, DT_UINT64, sizeof(uint64_t)) != HINT_SUCCESS)
+        return false;
+    for (int i = 0; i < 6; i += 2)
+        if (all[i] != ~all[i + 1])
+            return false;
+    return true;
 }
 
 int autotune_pick(struct coll_args *a)
@@ -165,6 +224,15 @@ int autotune_pick(struct coll_args *a)
         return -1;
     if (s->chosen >= 0)
         return s->cand[s->chosen];
+    s->skip = !agree(a, s);
+    if (s->skip) {
+        static bool said;
+        if (!said)
+            RT_ERR("coll", "autotuning: the ranks of a %s call disagree on its key, trial step or candidates; "
+                   "this call runs the default selection", coll_tables[a->op_id].op);
+        said = true;
+        return -1;
+    }
     return s->cand[s->call / (AT_REPS + 1)];
 }
 
@@ -174,7 +242,7 @@ void autotune_record(struct coll_args *a, int alg, double seconds)
     if (!autotune_on())
         return;
     struct at_state *s = state_for(a);
-    if (s == NULL || s->chosen >= 0)
+    if (s == NULL || s->chosen >= 0 || s->skip)
         return;
     int k = s->call / (AT_REPS + 1), rep = s->call % (AT_REPS + 1);
     if (rep > 0 && (s->best[k] == 0 || seconds < s->best[k]))
@@ -182,17 +250,8 @@ void autotune_record(struct coll_args *a, int alg, double seconds)
     if (++s->call < s->ncand * (AT_REPS + 1))
         return;
     /* every rank has the same times only up to noise: agree on the slowest rank's view */
-    double worst[8];
-    struct coll_args r = *a;
-    r.op_id = COLL_ALLREDUCE;
-    r.sbuf = (const char *)s->best;
-    r.rbuf = (char *)worst;
-    r.count = (size_t)s->ncand;
-    r.esize = sizeof(double);
-    r.block = (size_t)s->ncand * sizeof(double);
-    r.basic = DT_DOUBLE;
-    r.op = HINT_MAX;
-    if (allreduce_recursive_doubling(&r) != HINT_SUCCESS)
+    double worst[AT_MAXCAND];
+    if (at_allreduce(a, s->best, worst, (size_t)s->ncand, DT_DOUBLE, sizeof(double)) != HINT_SUCCESS)
         memcpy(worst, s->best, sizeof worst);
     int best = 0;
     for (int i = 1; i < s->ncand; i++)

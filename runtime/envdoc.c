@@ -25,9 +25,10 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "JSON tuning file (from hint-tune or by hand; format in collectives/rules.h, as `hint_info --rules` "
                 "prints the built-in rules) choosing algorithm and copy mode per operation, group shape and size"},
     {.name = "HINT_AUTOTUNE", .kind = RT_ENV_BOOL, .dflt = "0",
-     .meaning = "1: online autotuning (alltoall: the shared-heap orders; allgather: Morton and the message-based "
-                "algorithms; each 1 warm-up + 3 timed runs per size and buffer pair; all ranks keep the same "
-                "fastest)"},
+     .meaning = "1: online autotuning (alltoall(v): the shared-heap orders; allgather(v): Morton and the "
+                "message-based algorithms; each 1 warm-up + 3 timed runs per operation, group and block size "
+                "(allgatherv: receive counts; alltoallv: once per group), never per buffer address; the ranks "
+                "agree before each trial call; all keep the same fastest)"},
     {.name = "HINT_COLL_FALLBACK", .kind = RT_ENV_ENUM, .dflt = "error", .choices = NAMES("error", "warn", "silent"),
      .meaning = "when a forced algorithm cannot run: error (the call returns HINT_ERR_UNSUPPORTED), warn or "
                 "silent (run the default)"},
