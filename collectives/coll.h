@@ -120,6 +120,7 @@ struct coll_group {
     struct coll_owned order; /* alltoall_order.c: copy-order tuples, NUMA layout, copy thresholds */
     struct coll_owned stage; /* staging.c: this rank's staging areas */
     struct coll_owned tune;  /* tune.c: online autotuning's measurements */
+    struct coll_owned neighbor; /* neighbor_distance_halving.c: the communication pattern */
 };
 extern int coll_group_key; /* the part's key in hint_group_s.part */
 static inline struct coll_group *coll_group_of(hint_group g) { return (struct coll_group *)g->part[coll_group_key]; }

@@ -154,6 +154,7 @@ static void coll_group_destroy(hint_group g, void *p)
     owned_free(&cg->order);
     owned_free(&cg->tune);
     owned_free(&cg->stage);
+    owned_free(&cg->neighbor);
     grp_part_set(g, coll_group_key, NULL);
     free(cg);
 }

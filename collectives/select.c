@@ -173,10 +173,14 @@ static const struct coll_alg alltoallw_algs[] = {
     [ALLTOALLW_LINEAR] = ALG("linear", "every send and receive posted at once, in each block's own types", NULL,
                              alltoallw_linear),
 };
-enum { NEIGHBOR_NAIVE };
+enum { NEIGHBOR_NAIVE, NEIGHBOR_DISTANCE_HALVING };
 static const struct coll_alg neighbor_algs[] = {
     [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
                              neighbor_naive),
+    [NEIGHBOR_DISTANCE_HALVING] = TYPED("distance_halving",
+                                        "neighbor_allgather only: agents in the opposite half carry blocks through "
+                                        "log2(P/L) halving steps, then one message per destination on the socket",
+                                        neighbor_distance_halving_ok, neighbor_distance_halving),
 };
 
 #define TABLE(id, opname, algs) [id] = {opname, algs, NALGS(algs)}

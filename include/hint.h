@@ -351,6 +351,10 @@ HINT_API int hint_cart_rank(hint_group g, const int coords[], int *rank);
 HINT_API int hint_cart_shift(hint_group g, int dim, int disp, int *source, int *dest);
 HINT_API int hint_graph_create_adjacent(hint_group g, int indegree, const int sources[], int outdegree,
                                         const int dests[], int reorder, hint_group *out);
+/* MPI_Dist_graph_create without weights: this rank names n sources, degrees[i] destinations for
+   sources[i], all in dests (any rank may name any edge); collective over g */
+HINT_API int hint_graph_create(hint_group g, size_t n, const int sources[], const size_t degrees[],
+                               const int dests[], int reorder, hint_group *out);
 HINT_API int hint_neighbors_count(hint_group g, int *indegree, int *outdegree);
 HINT_API int hint_neighbors(hint_group g, int maxin, int sources[], int maxout, int dests[]);
 /* HINT_CART, HINT_DIST_GRAPH, or HINT_UNDEFINED for a group without a virtual topology (hint's graphs

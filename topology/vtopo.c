@@ -1,6 +1,6 @@
 /*
  * topology/vtopo.c — cartesian and graph virtual topologies (MPI_Cart_*, MPI_Dist_graph_create_
- * adjacent without weights). A topology is built once when its group is created and kept in
+ * adjacent and MPI_Dist_graph_create without weights). A topology is built once when its group is created and kept in
  * the group's cache; the neighbourhood collectives read its neighbour lists.
  *
  * Cartesian ranks are row-major (the last dimension varies fastest) and keep the order of the
@@ -241,6 +241,29 @@ static int *copy_list(int n, const int list[])
     return c;
 }
 
+/* A new group (a dup of g's ranks, collective) with the graph's lists attached. */
+static int graph_group(hint_group g, int indegree, const int sources[], int outdegree, const int dests[],
+                       hint_group *out)
+{
+    int st;
+    if ((st = hint_group_split(g, 0, g->rank, out)) != HINT_SUCCESS)
+        return st;
+    struct vtopo *t = calloc(1, sizeof *t);
+    if (t != NULL) {
+        t->indegree = indegree;
+        t->outdegree = outdegree;
+        t->sources = copy_list(indegree, sources);
+        t->dests = copy_list(outdegree, dests);
+    }
+    if (t == NULL || t->sources == NULL || t->dests == NULL) {
+        vtopo_free(t);
+        hint_group_free(out);
+        return HINT_ERR_NOMEM;
+    }
+    attach(*out, t);
+    return HINT_SUCCESS;
+}
+
 int hint_graph_create_adjacent(hint_group g, int indegree, const int sources[], int outdegree, const int dests[],
                                int reorder, hint_group *out)
 {
@@ -263,22 +286,123 @@ int hint_graph_create_adjacent(hint_group g, int indegree, const int sources[], 
     free(all);
     if (st != HINT_SUCCESS)
         return st;
-    if ((st = hint_group_split(g, 0, g->rank, out)) != HINT_SUCCESS)
-        return st;
-    struct vtopo *t = calloc(1, sizeof *t);
-    if (t != NULL) {
-        t->indegree = indegree;
-        t->outdegree = outdegree;
-        t->sources = copy_list(indegree, sources);
-        t->dests = copy_list(outdegree, dests);
+    return graph_group(g, indegree, sources, outdegree, dests, out);
+}
+
+/* hint_graph_create's edges on this rank: n sources, degrees[i] destinations each, as pairs
+   (source, destination) in the order given; checks them as check_list does. */
+static int graph_edges(hint_group g, size_t n, const int sources[], const size_t degrees[], const int dests[],
+                       int **pairs, int *nedges)
+{
+    *pairs = NULL;
+    *nedges = 0;
+    if (n > 0 && (sources == NULL || degrees == NULL))
+        return HINT_ERR_ARG;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (degrees[i] > (size_t)INT_MAX / 2 - total)
+            return HINT_ERR_ARG; /* more edges than one int count holds */
+        total += degrees[i];
     }
-    if (t == NULL || t->sources == NULL || t->dests == NULL) {
-        vtopo_free(t);
-        hint_group_free(out);
+    if (total > 0 && dests == NULL)
+        return HINT_ERR_ARG;
+    int *p = malloc((total > 0 ? total : 1) * 2 * sizeof *p);
+    if (p == NULL)
+        return HINT_ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < degrees[i]; j++, k++) {
+            int s = sources[i], d = dests[k];
+            if (s < 0 || s >= g->size || d < 0 || d >= g->size) {
+                free(p);
+                return HINT_ERR_RANK;
+            }
+            p[2 * k] = s;
+            p[2 * k + 1] = d;
+        }
+    *pairs = p;
+    *nedges = (int)total;
+    return HINT_SUCCESS;
+}
+
+/* MPI_Dist_graph_create without weights: any rank may name any edge. Every rank learns every
+   edge (one allgather of the counts, one of the edges padded to the longest list), then keeps
+   its own out-edges and in-edges in one global order (by the rank that named them, then as it
+   named them), so the k-th edge from X to Y is X's k-th out-slot to Y and Y's k-th in-slot from
+   X, the matching the neighbourhood collectives need. Memory: P x (most edges one rank names). */
+int hint_graph_create(hint_group g, size_t n, const int sources[], const size_t degrees[], const int dests[],
+                      int reorder, hint_group *out)
+{
+    RT_CHECK_INIT();
+    (void)reorder;
+    if (grp_check(g) != HINT_SUCCESS)
+        return HINT_ERR_GROUP;
+    int *pairs = NULL, nedges = 0;
+    int mine[2] = {out == NULL ? HINT_ERR_ARG : HINT_SUCCESS, 0};
+    if (mine[0] == HINT_SUCCESS)
+        mine[0] = graph_edges(g, n, sources, degrees, dests, &pairs, &nedges);
+    mine[1] = nedges;
+    int P = g->size, most = 0, st;
+    int *all = malloc((size_t)P * 2 * sizeof *all);
+    if (all == NULL) {
+        free(pairs);
         return HINT_ERR_NOMEM;
     }
-    attach(*out, t);
-    return HINT_SUCCESS;
+    st = grp_allgather_ints(g, mine, 2, all, GRP_TAG_TOPO);
+    for (int r = 0; st == HINT_SUCCESS && r < P; r++) {
+        if (all[2 * r] != HINT_SUCCESS)
+            st = mine[0] != HINT_SUCCESS ? mine[0] : all[2 * r];
+        most = all[2 * r + 1] > most ? all[2 * r + 1] : most;
+    }
+    int *counts = all, *edges = NULL, *padded = NULL, *in = NULL, *outl = NULL, nin = 0, nout = 0;
+    if (st == HINT_SUCCESS && (size_t)most > (size_t)INT_MAX / 2 / (size_t)P)
+        st = HINT_ERR_ARG; /* every rank agrees: the padded exchange would not fit an int count */
+    if (st == HINT_SUCCESS) {
+        edges = malloc(((size_t)P * (size_t)most * 2 + 1) * sizeof *edges);
+        padded = malloc(((size_t)most * 2 + 1) * sizeof *padded);
+        if (edges == NULL || padded == NULL)
+            st = HINT_ERR_NOMEM; /* a rank short of memory hangs the others: as every allocation here */
+    }
+    if (st == HINT_SUCCESS) {
+        if (nedges > 0)
+            memcpy(padded, pairs, (size_t)nedges * 2 * sizeof *padded);
+        st = grp_allgather_ints(g, padded, 2 * most, edges, GRP_TAG_TOPO);
+    }
+    for (int pass = 0; st == HINT_SUCCESS && pass < 2; pass++) {
+        /* pass 0 counts, pass 1 fills */
+        if (pass == 1) {
+            in = malloc((size_t)(nin > 0 ? nin : 1) * sizeof *in);
+            outl = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *outl);
+            if (in == NULL || outl == NULL) {
+                st = HINT_ERR_NOMEM;
+                break;
+            }
+            nin = nout = 0;
+        }
+        for (int r = 0; r < P; r++)
+            for (int e = 0; e < counts[2 * r + 1]; e++) {
+                const int *pe = &edges[((size_t)r * (size_t)most + (size_t)e) * 2];
+                if (pe[0] == g->rank) {
+                    if (pass == 1)
+                        outl[nout] = pe[1];
+                    nout++;
+                }
+                if (pe[1] == g->rank) {
+                    if (pass == 1)
+                        in[nin] = pe[0];
+                    nin++;
+                }
+            }
+    }
+    if (st == HINT_SUCCESS)
+        st = graph_group(g, nin, in, nout, outl, out);
+    free(in);
+    free(outl);
+    free(edges);
+    free(padded);
+    free(all);
+    free(pairs);
+    return st;
 }
 
 int hint_neighbors_count(hint_group g, int *indegree, int *outdegree)

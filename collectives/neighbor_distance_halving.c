@@ -1,0 +1,793 @@
+/*
+ * neighbor_allgather distance_halving — paper 002 (../shared/papers/002_*.txt), Algorithms 1-4.
+ *
+ * Pattern (built on the first call on a group, collective, then kept with the group's
+ * collective state: the topology of a group never changes). Ranks halve their range
+ * [lo, hi] while it holds more than L ranks (L: most of the group's ranks on one socket, from
+ * HINT_VIRTUAL_SOCKETS, HINT_TOPO_FILE or hwloc, per node). In each halving step every rank
+ * looks for an agent in the opposite half (find_agent, Algorithm 2) and answers the ranks there
+ * that look for one in its half (find_origin, Algorithm 3); the lower half looks first, then
+ * the upper, as Algorithm 1 orders the two calls. Signals: REQ and EXIT from the one looking,
+ * ACCEPT and DROP from the one answering; every pair of candidates exchanges exactly one signal
+ * each way, so both know when the step's negotiation is over. Candidates are the ranks of the
+ * opposite half with a common out-neighbour there (matrix A: each rank sends its in-list to its
+ * in-neighbours, so a rank learns who shares each of its out-neighbours). The best candidate
+ * has the most common out-neighbours in the half; ties go to the nearer rank, then the lower
+ * ranks, one strict order of pairs seen alike from both sides, which is what keeps the waits
+ * of find_agent and find_origin from forming a cycle (the heaviest pair left is always
+ * mutually best).
+ *
+ * With an agent, a rank hands it every block it carries that still has destinations in the
+ * opposite half, with those destinations (the descriptor D of Algorithm 1); the agent keeps a
+ * block addressed to itself and carries the rest. Where the paper's agent gets its origin's
+ * whole main buffer, here only the blocks with destinations beyond go (a block with nothing
+ * left to deliver stops travelling). Without an agent the destinations stay and are reached in
+ * the final phase. The final (intra-socket) phase sends each remaining destination one message
+ * with every block it needs from this rank; instead of Algorithm 1's per-step notifications to
+ * I and O, each rank tells each final destination, once at build time, which origins its
+ * message carries, and a rank collects such notices until every in-neighbour not yet served
+ * is covered (every (origin, destination) pair is the task of exactly one rank at any time).
+ *
+ * Any graph: repeated neighbours and self loops (a rank's own block goes to its own slots
+ * directly), asymmetric lists, empty neighbourhoods, any P. Carts too (HINT_PROC_NULL skipped).
+ * The graph must be consistent (X lists Y as a destination as often as Y lists X as a source),
+ * as MPI requires; a rank short of memory during the build fails while others wait, as
+ * everywhere in the collectives' setup.
+ *
+ * Cost per call with an agent in each of the s = ceil(log2(P / L)) steps: s messages of at most
+ * 2^t blocks, then one message per remaining destination (Section V's n_off + n_in).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/algs.h"
+#include "datatype/datatype.h"
+#include "runtime/group.h"
+#include "runtime/p2p.h"
+#include "runtime/runtime.h"
+#include "topology/topology.h"
+#include "topology/vtopo.h"
+
+enum { SIG_REQ = 1, SIG_ACCEPT, SIG_DROP, SIG_EXIT };
+/* tags of the build's messages on its private duplicate of the group */
+enum { TAG_A = 1, TAG_NOTICE = 2, TAG_STAGE = 8 }; /* stage s: TAG_STAGE * (s + 1) + kind */
+enum { KIND_SIG = 0, KIND_D = 1 };
+
+struct ivec {
+    int *v;
+    int n, cap;
+};
+
+static int ivec_push(struct ivec *x, int val)
+{
+    if (x->n == x->cap) {
+        int cap = x->cap ? 2 * x->cap : 8;
+        int *v = realloc(x->v, (size_t)cap * sizeof *v);
+        if (v == NULL)
+            return HINT_ERR_NOMEM;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = val;
+    return HINT_SUCCESS;
+}
+
+static bool ivec_has(const struct ivec *x, int val)
+{
+    for (int i = 0; i < x->n; i++)
+        if (x->v[i] == val)
+            return true;
+    return false;
+}
+
+struct dh_step {
+    int agent, origin;     /* group ranks, -1: none this step */
+    struct ivec send;      /* carried blocks (indices) that go to the agent, in order */
+    int first_recv, nrecv; /* blocks from the origin land at carried indices first_recv.. */
+    struct ivec keep;      /* of those, the ones addressed to this rank */
+};
+
+struct dh_peer {
+    int rank;
+    struct ivec blocks; /* final sends: carried indices; final receives: origin ranks */
+};
+
+struct dh_pattern {
+    int nsteps;
+    struct dh_step *steps;
+    struct ivec carry;     /* origin of each carried block; carry.v[0] is this rank */
+    int nout, nin;
+    struct dh_peer *out, *in;
+    int *slot_head, *slot_next; /* in-slots of origin o: slot_head[o], then slot_next[...], -1 ends */
+    size_t final_blocks;   /* blocks of all final messages, sent and received */
+};
+
+static void pattern_free(void *p)
+{
+    struct dh_pattern *cp = p;
+    if (cp == NULL)
+        return;
+    for (int t = 0; t < cp->nsteps; t++) {
+        free(cp->steps[t].send.v);
+        free(cp->steps[t].keep.v);
+    }
+    free(cp->steps);
+    for (int i = 0; i < cp->nout; i++)
+        free(cp->out[i].blocks.v);
+    for (int i = 0; i < cp->nin; i++)
+        free(cp->in[i].blocks.v);
+    free(cp->out);
+    free(cp->in);
+    free(cp->carry.v);
+    free(cp->slot_head);
+    free(cp->slot_next);
+    free(cp);
+}
+
+/* ---- the build's state ---- */
+
+struct build {
+    hint_group pg;          /* private duplicate: its tags are the build's alone */
+    int me, P;
+    struct ivec O, I;       /* distinct out- and in-neighbours, not this rank */
+    struct ivec *shared;    /* shared[c]: out-neighbours this rank and c both have */
+    struct ivec *pend;      /* per carried block: destinations still this rank's task */
+    int npend;
+    hint_request *rq;       /* signals in flight */
+    int nrq, caprq;
+    struct dh_pattern *cp;
+};
+
+static const int sig_value[] = {0, SIG_REQ, SIG_ACCEPT, SIG_DROP, SIG_EXIT}; /* stable send buffers */
+
+static int signal_send(struct build *b, int sig, int to, int stage)
+{
+    if (b->nrq == b->caprq) {
+        int cap = b->caprq ? 2 * b->caprq : 16;
+        hint_request *r = realloc(b->rq, (size_t)cap * sizeof *r);
+        if (r == NULL)
+            return HINT_ERR_NOMEM;
+        b->rq = r;
+        b->caprq = cap;
+    }
+    return p2p_isend(&sig_value[sig], 1, HINT_INT, to, TAG_STAGE * (stage + 1) + KIND_SIG, b->pg, b->pg->ctx,
+                     &b->rq[b->nrq++]);
+}
+
+static int signal_recv(struct build *b, int stage, int *sig, int *from)
+{
+    hint_request r;
+    hint_status s = {.source = -1};
+    int st = p2p_irecv(sig, 1, HINT_INT, HINT_ANY_SOURCE, TAG_STAGE * (stage + 1) + KIND_SIG, b->pg, b->pg->ctx, &r);
+    if (st == HINT_SUCCESS)
+        st = p2p_wait(&r, &s);
+    *from = s.source;
+    return st;
+}
+
+/* Receive a list of ints of unknown length from `from` (HINT_ANY_SOURCE: whoever sends first). */
+static int list_recv(struct build *b, int from, int tag, struct ivec *out, int *sender)
+{
+    hint_status s;
+    int st = hint_probe(from, tag, b->pg, &s);
+    if (st != HINT_SUCCESS)
+        return st;
+    int n = (int)(s.bytes / sizeof(int));
+    out->n = 0;
+    for (int i = 0; i < n && st == HINT_SUCCESS; i++)
+        st = ivec_push(out, 0);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (sender)
+        *sender = s.source;
+    hint_request r;
+    int buf0;
+    st = p2p_irecv(n ? out->v : &buf0, (size_t)n, HINT_INT, s.source, tag, b->pg, b->pg->ctx, &r);
+    return st == HINT_SUCCESS ? p2p_wait(&r, NULL) : st;
+}
+
+/* ---- Algorithms 2 and 3 ---- */
+
+struct cand {
+    int rank, score;
+};
+
+/* Whether pair (finder f, answerer a) with score s beats pair (f2, a2) with s2: one strict order
+   of all pairs, computed alike by both members of a pair. */
+static bool pair_better(int s, int f, int a, int s2, int f2, int a2)
+{
+    if (s != s2)
+        return s > s2;
+    int d = abs(f - a), d2 = abs(f2 - a2);
+    if (d != d2)
+        return d < d2;
+    if (f != f2)
+        return f < f2;
+    return a < a2;
+}
+
+/* Candidates in [ylo, yhi] with their number of common out-neighbours in [zlo, zhi]. */
+static int candidates(const struct build *b, int ylo, int yhi, int zlo, int zhi, struct cand **out, int *n)
+{
+    *n = 0;
+    *out = malloc((size_t)(yhi - ylo + 1) * sizeof **out);
+    if (*out == NULL)
+        return HINT_ERR_NOMEM;
+    for (int c = ylo; c <= yhi; c++) {
+        int score = 0;
+        for (int i = 0; i < b->shared[c].n; i++)
+            score += b->shared[c].v[i] >= zlo && b->shared[c].v[i] <= zhi;
+        if (score > 0)
+            (*out)[(*n)++] = (struct cand){c, score};
+    }
+    return HINT_SUCCESS;
+}
+
+static int cand_index(const struct cand *c, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i].rank == rank)
+            return i;
+    return -1;
+}
+
+/* Algorithm 2: the agent in [ylo, yhi], or -1. */
+static int find_agent(struct build *b, int stage, int ylo, int yhi, int *agent)
+{
+    struct cand *c;
+    int n, st = candidates(b, ylo, yhi, ylo, yhi, &c, &n);
+    if (st != HINT_SUCCESS)
+        return st;
+    char *sent = calloc((size_t)n + 1, 1), *got = calloc((size_t)n + 1, 1);
+    int outstanding = -1, done = 0;
+    *agent = -1;
+    if (sent == NULL || got == NULL)
+        st = HINT_ERR_NOMEM;
+    while (st == HINT_SUCCESS && done < 2 * n) {
+        if (outstanding < 0 && *agent < 0) { /* get_best_agent */
+            int best = -1;
+            for (int i = 0; i < n; i++)
+                if (!sent[i] && !got[i] &&
+                    (best < 0 || pair_better(c[i].score, b->me, c[i].rank, c[best].score, b->me, c[best].rank)))
+                    best = i;
+            if (best >= 0) {
+                st = signal_send(b, SIG_REQ, c[best].rank, stage);
+                sent[best] = 1;
+                done++;
+                outstanding = best;
+            }
+        }
+        if (st != HINT_SUCCESS || done == 2 * n)
+            break;
+        int sig, from;
+        if ((st = signal_recv(b, stage, &sig, &from)) != HINT_SUCCESS)
+            break;
+        int k = cand_index(c, n, from);
+        if (k < 0 || got[k] || (sig != SIG_ACCEPT && sig != SIG_DROP) || (sig == SIG_ACCEPT && k != outstanding)) {
+            st = HINT_ERR_INTERNAL; /* a signal the protocol does not send */
+            break;
+        }
+        got[k] = 1;
+        done++;
+        if (sig == SIG_ACCEPT) {
+            *agent = from;
+            outstanding = -1;
+            for (int i = 0; i < n && st == HINT_SUCCESS; i++)
+                if (!sent[i]) {
+                    st = signal_send(b, SIG_EXIT, c[i].rank, stage);
+                    sent[i] = 1;
+                    done++;
+                }
+        } else if (k == outstanding) {
+            outstanding = -1; /* refused: try the next best */
+        } else if (!sent[k]) {
+            st = signal_send(b, SIG_EXIT, from, stage); /* it took another origin before we asked */
+            sent[k] = 1;
+            done++;
+        }
+    }
+    free(sent);
+    free(got);
+    free(c);
+    return st;
+}
+
+/* Algorithm 3: the origin in [ylo, yhi] this rank becomes the agent of, or -1. Candidates share
+   an out-neighbour with this rank in its own half [zlo, zhi]. */
+static int find_origin(struct build *b, int stage, int ylo, int yhi, int zlo, int zhi, int *origin)
+{
+    struct cand *c;
+    int n, st = candidates(b, ylo, yhi, zlo, zhi, &c, &n);
+    if (st != HINT_SUCCESS)
+        return st;
+    /* per candidate: sent (our one answer), got (its one signal), waiting (a REQ not answered),
+       gone (it left with EXIT) */
+    char *sent = calloc((size_t)n + 1, 1), *got = calloc((size_t)n + 1, 1), *waiting = calloc((size_t)n + 1, 1);
+    int done = 0;
+    *origin = -1;
+    if (sent == NULL || got == NULL || waiting == NULL)
+        st = HINT_ERR_NOMEM;
+    while (st == HINT_SUCCESS && done < 2 * n) {
+        if (*origin < 0) { /* get_best_origin: the best one still in the running */
+            int best = -1;
+            for (int i = 0; i < n; i++)
+                if (!sent[i] && (!got[i] || waiting[i]) &&
+                    (best < 0 || pair_better(c[i].score, c[i].rank, b->me, c[best].score, c[best].rank, b->me)))
+                    best = i;
+            if (best >= 0 && waiting[best]) {
+                st = signal_send(b, SIG_ACCEPT, c[best].rank, stage);
+                sent[best] = 1;
+                waiting[best] = 0;
+                done++;
+                *origin = c[best].rank;
+                for (int i = 0; i < n && st == HINT_SUCCESS; i++)
+                    if (!sent[i]) {
+                        st = signal_send(b, SIG_DROP, c[i].rank, stage);
+                        sent[i] = 1;
+                        waiting[i] = 0;
+                        done++;
+                    }
+            }
+        }
+        if (st != HINT_SUCCESS || done == 2 * n)
+            break;
+        int sig, from;
+        if ((st = signal_recv(b, stage, &sig, &from)) != HINT_SUCCESS)
+            break;
+        int k = cand_index(c, n, from);
+        if (k < 0 || got[k] || (sig != SIG_REQ && sig != SIG_EXIT)) {
+            st = HINT_ERR_INTERNAL;
+            break;
+        }
+        got[k] = 1;
+        done++;
+        if (sig == SIG_REQ) {
+            if (!sent[k])
+                waiting[k] = 1; /* answered at the top when it is (or becomes) the best */
+        } else if (!sent[k]) {
+            st = signal_send(b, SIG_DROP, from, stage); /* it found another agent */
+            sent[k] = 1;
+            done++;
+        }
+    }
+    free(sent);
+    free(got);
+    free(waiting);
+    free(c);
+    return st;
+}
+
+/* ---- Algorithm 1 ---- */
+
+/* calculate_A: each rank tells its in-neighbours who else sends to it. */
+static int calculate_A(struct build *b)
+{
+    hint_request *r = calloc((size_t)b->I.n + 1, sizeof *r);
+    if (r == NULL)
+        return HINT_ERR_NOMEM;
+    int st = HINT_SUCCESS, nr = 0;
+    for (int i = 0; i < b->I.n && st == HINT_SUCCESS; i++)
+        st = p2p_isend(b->I.v, (size_t)b->I.n, HINT_INT, b->I.v[i], TAG_A, b->pg, b->pg->ctx, &r[nr++]);
+    struct ivec list = {0};
+    for (int j = 0; j < b->O.n && st == HINT_SUCCESS; j++) {
+        int d = b->O.v[j];
+        st = list_recv(b, d, TAG_A, &list, NULL);
+        for (int i = 0; i < list.n && st == HINT_SUCCESS; i++)
+            if (list.v[i] != b->me)
+                st = ivec_push(&b->shared[list.v[i]], d);
+    }
+    free(list.v);
+    int w = p2p_waitall((size_t)nr, r);
+    free(r);
+    return st != HINT_SUCCESS ? st : w;
+}
+
+/* Carry one more block, from `origin`, with no destinations yet. */
+static int carry_push(struct build *b, int origin)
+{
+    int st = ivec_push(&b->cp->carry, origin);
+    if (st == HINT_SUCCESS && b->cp->carry.n > b->npend) {
+        struct ivec *p = realloc(b->pend, (size_t)b->cp->carry.n * 2 * sizeof *p);
+        if (p == NULL)
+            return HINT_ERR_NOMEM;
+        memset(p + b->npend, 0, ((size_t)b->cp->carry.n * 2 - (size_t)b->npend) * sizeof *p);
+        b->pend = p;
+        b->npend = b->cp->carry.n * 2;
+    }
+    return st;
+}
+
+/* Lines 25-49: hand the agent the blocks with destinations in [ylo, yhi] (D), take the origin's. */
+static int exchange_D(struct build *b, int stage, struct dh_step *s, int ylo, int yhi)
+{
+    struct ivec D = {0}, in = {0};
+    hint_request r = HINT_REQUEST_NULL;
+    int st = HINT_SUCCESS;
+    if (s->agent >= 0) {
+        st = ivec_push(&D, 0);
+        for (int i = 0; i < b->cp->carry.n && st == HINT_SUCCESS; i++) {
+            struct ivec *p = &b->pend[i];
+            int n = 0;
+            for (int k = 0; k < p->n; k++)
+                n += p->v[k] >= ylo && p->v[k] <= yhi;
+            if (n == 0)
+                continue;
+            D.v[0]++;
+            st = ivec_push(&s->send, i);
+            if (st == HINT_SUCCESS)
+                st = ivec_push(&D, b->cp->carry.v[i]);
+            if (st == HINT_SUCCESS)
+                st = ivec_push(&D, n);
+            int kept = 0;
+            for (int k = 0; k < p->n && st == HINT_SUCCESS; k++) {
+                if (p->v[k] >= ylo && p->v[k] <= yhi)
+                    st = ivec_push(&D, p->v[k]);
+                else
+                    p->v[kept++] = p->v[k];
+            }
+            p->n = kept;
+        }
+        if (st == HINT_SUCCESS)
+            st = p2p_isend(D.v, (size_t)D.n, HINT_INT, s->agent, TAG_STAGE * (stage + 1) + KIND_D, b->pg, b->pg->ctx,
+                           &r);
+    }
+    s->first_recv = b->cp->carry.n;
+    if (st == HINT_SUCCESS && s->origin >= 0) {
+        st = list_recv(b, s->origin, TAG_STAGE * (stage + 1) + KIND_D, &in, NULL);
+        int pos = 1;
+        for (int e = 0; st == HINT_SUCCESS && in.n > 0 && e < in.v[0]; e++) {
+            int o = in.v[pos], nd = in.v[pos + 1];
+            pos += 2;
+            int j = b->cp->carry.n;
+            st = carry_push(b, o);
+            for (int k = 0; k < nd && st == HINT_SUCCESS; k++, pos++)
+                st = in.v[pos] == b->me ? (ivec_has(&s->keep, j) ? HINT_SUCCESS : ivec_push(&s->keep, j))
+                                        : ivec_push(&b->pend[j], in.v[pos]);
+            s->nrecv++;
+        }
+    }
+    int w = r != HINT_REQUEST_NULL ? p2p_wait(&r, NULL) : HINT_SUCCESS;
+    free(D.v);
+    free(in.v);
+    return st != HINT_SUCCESS ? st : w;
+}
+
+/* The socket key of each rank; L = most ranks on one. */
+static int ranks_per_socket(struct build *b, hint_group g)
+{
+    long vs = rt_cfg_long("HINT_VIRTUAL_SOCKETS");
+    int key;
+    if (vs > 0)
+        key = vs > 1 && b->P % vs == 0 ? b->me / (b->P / (int)vs) : 0;
+    else {
+        int sock = 0;
+        if (topo_socket_of_self(&sock) != HINT_SUCCESS || sock < 0)
+            sock = 0;
+        key = rt_node_of(g->world[b->me]) * 4096 + sock;
+    }
+    int *keys = malloc((size_t)b->P * sizeof *keys);
+    if (keys == NULL)
+        return -1;
+    int L = -1;
+    if (grp_allgather_ints(b->pg, &key, 1, keys, GRP_TAG_TOPO) == HINT_SUCCESS) {
+        L = 1;
+        for (int i = 0; i < b->P; i++) {
+            int c = 0;
+            for (int j = 0; j < b->P; j++)
+                c += keys[j] == keys[i];
+            L = c > L ? c : L;
+        }
+    }
+    free(keys);
+    return L;
+}
+
+/* Lines 50-53 and the final phase's pairing: group what is left by destination, tell each its
+   origins, and collect the notices for the in-neighbours nobody served in the halving steps. */
+static int final_phase(struct build *b, const struct vtopo_lists *l)
+{
+    struct dh_pattern *cp = b->cp;
+    char *served = calloc((size_t)b->P, 1);
+    int *where = malloc((size_t)b->P * sizeof *where);
+    int st = served && where ? HINT_SUCCESS : HINT_ERR_NOMEM;
+    for (int i = 0; where && i < b->P; i++)
+        where[i] = -1;
+    for (int t = 0; st == HINT_SUCCESS && t < cp->nsteps; t++)
+        for (int k = 0; k < cp->steps[t].keep.n; k++)
+            served[cp->carry.v[cp->steps[t].keep.v[k]]] = 1;
+    /* sends: one peer per destination, blocks in carried order */
+    for (int i = 0; st == HINT_SUCCESS && i < cp->carry.n; i++)
+        for (int k = 0; st == HINT_SUCCESS && k < b->pend[i].n; k++) {
+            int d = b->pend[i].v[k];
+            if (where[d] < 0) {
+                struct dh_peer *p = realloc(cp->out, (size_t)(cp->nout + 1) * sizeof *p);
+                if (p == NULL) {
+                    st = HINT_ERR_NOMEM;
+                    break;
+                }
+                cp->out = p;
+                cp->out[cp->nout] = (struct dh_peer){.rank = d};
+                where[d] = cp->nout++;
+            }
+            st = ivec_push(&cp->out[where[d]].blocks, i);
+            cp->final_blocks++;
+        }
+    hint_request *r = st == HINT_SUCCESS ? calloc((size_t)cp->nout + 1, sizeof *r) : NULL;
+    struct ivec *notice = st == HINT_SUCCESS ? calloc((size_t)cp->nout + 1, sizeof *notice) : NULL;
+    if (st == HINT_SUCCESS && (r == NULL || notice == NULL))
+        st = HINT_ERR_NOMEM;
+    for (int j = 0; st == HINT_SUCCESS && j < cp->nout; j++) {
+        for (int k = 0; k < cp->out[j].blocks.n && st == HINT_SUCCESS; k++)
+            st = ivec_push(&notice[j], cp->carry.v[cp->out[j].blocks.v[k]]);
+        if (st == HINT_SUCCESS)
+            st = p2p_isend(notice[j].v, (size_t)notice[j].n, HINT_INT, cp->out[j].rank, TAG_NOTICE, b->pg,
+                           b->pg->ctx, &r[j]);
+    }
+    /* receives: until every in-neighbour is served */
+    int missing = 0;
+    for (int i = 0; st == HINT_SUCCESS && i < b->I.n; i++)
+        missing += !served[b->I.v[i]];
+    while (st == HINT_SUCCESS && missing > 0) {
+        struct dh_peer in = {0};
+        st = list_recv(b, HINT_ANY_SOURCE, TAG_NOTICE, &in.blocks, &in.rank);
+        for (int k = 0; st == HINT_SUCCESS && k < in.blocks.n; k++) {
+            int o = in.blocks.v[k];
+            if (o < 0 || o >= b->P || served[o] || !ivec_has(&b->I, o))
+                st = HINT_ERR_INTERNAL; /* an origin twice, or one that is no in-neighbour */
+            else {
+                served[o] = 1;
+                missing--;
+            }
+        }
+        struct dh_peer *p = st == HINT_SUCCESS ? realloc(cp->in, (size_t)(cp->nin + 1) * sizeof *p) : NULL;
+        if (p == NULL) {
+            free(in.blocks.v);
+            st = st == HINT_SUCCESS ? HINT_ERR_NOMEM : st;
+            break;
+        }
+        cp->in = p;
+        cp->in[cp->nin++] = in;
+        cp->final_blocks += (size_t)in.blocks.n;
+    }
+    int w = r ? p2p_waitall((size_t)cp->nout, r) : HINT_SUCCESS;
+    for (int j = 0; notice && j < cp->nout; j++)
+        free(notice[j].v);
+    free(notice);
+    free(r);
+    free(served);
+    free(where);
+    (void)l;
+    return st != HINT_SUCCESS ? st : w;
+}
+
+/* Distinct neighbours of a list, without HINT_PROC_NULL and this rank. */
+static int distinct(const int *list, int n, int me, struct ivec *out)
+{
+    int st = HINT_SUCCESS;
+    for (int i = 0; i < n && st == HINT_SUCCESS; i++)
+        if (list[i] >= 0 && list[i] != me && !ivec_has(out, list[i]))
+            st = ivec_push(out, list[i]);
+    return st;
+}
+
+static int build_steps(struct build *b, int L)
+{
+    int lo = 0, hi = b->P - 1, stage = 0, st = HINT_SUCCESS;
+    struct dh_pattern *cp = b->cp;
+    while (st == HINT_SUCCESS && hi - lo + 1 > L) {
+        int mid = lo + (hi - lo) / 2;
+        bool lower = b->me <= mid;
+        int xlo = lower ? lo : mid + 1, xhi = lower ? mid : hi;
+        int ylo = lower ? mid + 1 : lo, yhi = lower ? hi : mid;
+        struct dh_step *s = realloc(cp->steps, (size_t)(cp->nsteps + 1) * sizeof *s);
+        if (s == NULL)
+            return HINT_ERR_NOMEM;
+        cp->steps = s;
+        s = &cp->steps[cp->nsteps++];
+        *s = (struct dh_step){.agent = -1, .origin = -1};
+        /* the lower half looks for agents while the upper answers, then the other way */
+        if (lower) {
+            st = find_agent(b, stage, ylo, yhi, &s->agent);
+            if (st == HINT_SUCCESS)
+                st = find_origin(b, stage + 1, ylo, yhi, xlo, xhi, &s->origin);
+        } else {
+            st = find_origin(b, stage, ylo, yhi, xlo, xhi, &s->origin);
+            if (st == HINT_SUCCESS)
+                st = find_agent(b, stage + 1, ylo, yhi, &s->agent);
+        }
+        if (st == HINT_SUCCESS)
+            st = p2p_waitall((size_t)b->nrq, b->rq);
+        b->nrq = 0;
+        if (st == HINT_SUCCESS)
+            st = exchange_D(b, stage, s, ylo, yhi);
+        stage += 2;
+        lo = xlo;
+        hi = xhi;
+    }
+    return st;
+}
+
+/* In-slots by origin, for delivering a block to every slot it fills. */
+static int slot_lists(struct dh_pattern *cp, const struct vtopo_lists *l, int P)
+{
+    cp->slot_head = malloc((size_t)P * sizeof(int));
+    cp->slot_next = malloc((size_t)(l->indegree + 1) * sizeof(int));
+    if (cp->slot_head == NULL || cp->slot_next == NULL)
+        return HINT_ERR_NOMEM;
+    for (int o = 0; o < P; o++)
+        cp->slot_head[o] = -1;
+    for (int i = l->indegree - 1; i >= 0; i--) {
+        int o = l->sources[i];
+        cp->slot_next[i] = o >= 0 ? cp->slot_head[o] : -1;
+        if (o >= 0)
+            cp->slot_head[o] = i;
+    }
+    return HINT_SUCCESS;
+}
+
+static int build_pattern(hint_group g, const struct vtopo_lists *l, struct dh_pattern **out)
+{
+    struct build b = {.me = g->rank, .P = g->size};
+    int st = hint_group_dup(g, &b.pg);
+    if (st != HINT_SUCCESS)
+        return st;
+    b.cp = calloc(1, sizeof *b.cp);
+    b.shared = calloc((size_t)b.P, sizeof *b.shared);
+    if (b.cp == NULL || b.shared == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st == HINT_SUCCESS)
+        st = distinct(l->dests, l->outdegree, b.me, &b.O);
+    if (st == HINT_SUCCESS)
+        st = distinct(l->sources, l->indegree, b.me, &b.I);
+    if (st == HINT_SUCCESS)
+        st = slot_lists(b.cp, l, b.P);
+    if (st == HINT_SUCCESS)
+        st = carry_push(&b, b.me);
+    for (int i = 0; i < b.O.n && st == HINT_SUCCESS; i++)
+        st = ivec_push(&b.pend[0], b.O.v[i]);
+    int L = st == HINT_SUCCESS ? ranks_per_socket(&b, g) : -1;
+    if (st == HINT_SUCCESS && L < 1)
+        st = HINT_ERR_INTERNAL;
+    if (st == HINT_SUCCESS)
+        st = calculate_A(&b);
+    if (st == HINT_SUCCESS)
+        st = build_steps(&b, L);
+    if (st == HINT_SUCCESS)
+        st = final_phase(&b, l);
+    if (b.nrq > 0)
+        p2p_waitall((size_t)b.nrq, b.rq);
+    free(b.rq);
+    for (int c = 0; b.shared && c < b.P; c++)
+        free(b.shared[c].v);
+    free(b.shared);
+    for (int i = 0; i < b.npend; i++)
+        free(b.pend[i].v);
+    free(b.pend);
+    free(b.O.v);
+    free(b.I.v);
+    hint_group_free(&b.pg);
+    if (st != HINT_SUCCESS) {
+        pattern_free(b.cp);
+        return st;
+    }
+    *out = b.cp;
+    return HINT_SUCCESS;
+}
+
+/* ---- Algorithm 4 ---- */
+
+bool neighbor_distance_halving_ok(const struct coll_args *a)
+{
+    if (a->op_id != COLL_NEIGHBOR_ALLGATHER)
+        return false;
+    size_t sb = 0, rb = 0;
+    return dt_count_bytes(a->sl.type, a->sl.count, &sb) == HINT_SUCCESS &&
+           dt_count_bytes(a->rl.type, a->rl.count, &rb) == HINT_SUCCESS && sb == rb;
+}
+
+static int pattern_of(struct coll_args *a, const struct vtopo_lists *l, struct dh_pattern **cp)
+{
+    struct coll_group *cg = coll_group_of(a->g);
+    if (cg->neighbor.p == NULL) {
+        struct dh_pattern *p;
+        int st = build_pattern(a->g, l, &p);
+        if (st != HINT_SUCCESS)
+            return st;
+        cg->neighbor.p = p;
+        cg->neighbor.free = pattern_free;
+    }
+    *cp = cg->neighbor.p;
+    return HINT_SUCCESS;
+}
+
+/* A block of m bytes into every in-slot of origin o. */
+static int deliver(const struct coll_args *a, const struct dh_pattern *cp, int o, const char *block, size_t m)
+{
+    size_t bytes;
+    for (int i = cp->slot_head[o]; i >= 0; i = cp->slot_next[i]) {
+        char *dst = a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent;
+        int st = dt_copy_typed(block, m, HINT_BYTE, dst, a->rl.count, a->rl.type, &bytes);
+        if (st != HINT_SUCCESS)
+            return st;
+    }
+    return HINT_SUCCESS;
+}
+
+/* Blocks idx[0..n) of main into one contiguous message: main itself when they are consecutive. */
+static const char *gather_blocks(const char *main, const int *idx, int n, size_t m, char *tmp)
+{
+    bool run = true;
+    for (int k = 1; k < n && run; k++)
+        run = idx[k] == idx[k - 1] + 1;
+    if (run)
+        return main + (size_t)(n ? idx[0] : 0) * m;
+    for (int k = 0; k < n; k++)
+        memcpy(tmp + (size_t)k * m, main + (size_t)idx[k] * m, m);
+    return tmp;
+}
+
+int neighbor_distance_halving(struct coll_args *a)
+{
+    struct vtopo_lists l;
+    struct dh_pattern *cp;
+    int st = vtopo_lists(a->g, &l);
+    if (st == HINT_SUCCESS)
+        st = pattern_of(a, &l, &cp);
+    if (st != HINT_SUCCESS)
+        return st;
+    size_t m, bytes;
+    if ((st = dt_count_bytes(a->sl.type, a->sl.count, &m)) != HINT_SUCCESS)
+        return st;
+    size_t nc = (size_t)cp->carry.n, ntmp = cp->final_blocks > nc ? cp->final_blocks : nc;
+    char *main = NULL, *tmp = NULL;
+    hint_request *rq = coll_requests((size_t)cp->nout + (size_t)cp->nin + 2);
+    /* main: the carried blocks; tmp: gathered sends (a step's or the final ones) and the final receives */
+    if (rq == NULL || coll_scratch((nc + ntmp) * m + 1, (void **)&main) != HINT_SUCCESS) {
+        free(rq);
+        return HINT_ERR_NOMEM;
+    }
+    tmp = main + nc * m;
+    st = dt_copy_typed(a->sbuf, a->sl.count, a->sl.type, main, m, HINT_BYTE, &bytes); /* line 3 */
+    if (st == HINT_SUCCESS && cp->slot_head[a->rank] >= 0)
+        st = deliver(a, cp, a->rank, main, m); /* self loops */
+    /* lines 5-18: the halving steps */
+    for (int t = 0; t < cp->nsteps && st == HINT_SUCCESS; t++) {
+        const struct dh_step *s = &cp->steps[t];
+        size_t n = 0;
+        if (s->origin >= 0 && s->nrecv > 0)
+            st = coll_irecv(main + (size_t)s->first_recv * m, (size_t)s->nrecv * m, s->origin, a, &rq[n++]);
+        if (st == HINT_SUCCESS && s->agent >= 0 && s->send.n > 0) {
+            const char *out = gather_blocks(main, s->send.v, s->send.n, m, tmp);
+            st = coll_isend(out, (size_t)s->send.n * m, s->agent, a, &rq[n++]);
+        }
+        int w = p2p_waitall(n, rq);
+        st = st != HINT_SUCCESS ? st : w;
+        for (int k = 0; k < s->keep.n && st == HINT_SUCCESS; k++)
+            st = deliver(a, cp, cp->carry.v[s->keep.v[k]], main + (size_t)s->keep.v[k] * m, m);
+    }
+    /* lines 19-33: the final phase, every remaining destination at once */
+    size_t n = 0, at = 0;
+    for (int j = 0; j < cp->nout && st == HINT_SUCCESS; j++) {
+        const struct dh_peer *p = &cp->out[j];
+        char *slot = tmp + at * m;
+        const char *out = gather_blocks(main, p->blocks.v, p->blocks.n, m, slot);
+        if (out == slot)
+            at += (size_t)p->blocks.n;
+        st = coll_isend(out, (size_t)p->blocks.n * m, p->rank, a, &rq[n++]);
+    }
+    size_t first_in = at;
+    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++) {
+        st = coll_irecv(tmp + at * m, (size_t)cp->in[j].blocks.n * m, cp->in[j].rank, a, &rq[n++]);
+        at += (size_t)cp->in[j].blocks.n;
+    }
+    int w = p2p_waitall(n, rq);
+    st = st != HINT_SUCCESS ? st : w;
+    at = first_in;
+    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++)
+        for (int k = 0; k < cp->in[j].blocks.n && st == HINT_SUCCESS; k++, at++)
+            st = deliver(a, cp, cp->in[j].blocks.v[k], tmp + at * m, m);
+    free(rq);
+    free(main);
+    return st;
+}

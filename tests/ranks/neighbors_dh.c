@@ -1,0 +1,347 @@
+/*
+ * tests/ranks/neighbors_dh.c — hint_graph_create and neighbor_allgather distance_halving, run
+ * under hintrun.
+ *
+ * Every rank makes the same global edge list from a fixed seed (random graphs of several
+ * densities, with and without self loops and repeated edges; Moore neighbourhoods (r, d) on a
+ * periodic grid; an empty graph; a star out of rank 0 only (asymmetric lists, empty
+ * neighbourhoods); the complete graph with self loops), and each edge is named to
+ * hint_graph_create by a rank other than its source, so the constructor's exchange is what
+ * gives each rank its lists. The lists are checked against the reference order (naming rank,
+ * then as named). Then neighbor_allgather runs with naive and distance_halving forced, twice
+ * (the second call reuses the pattern) and on a dup, at 0, 1, 5 and 1000 ints per block and once
+ * with a strided type on the receive side; every slot must hold its source's block, sentinels
+ * elsewhere. Carts (periodic or not, 1-D to 3-D) too. Forcing distance_halving on the other three
+ * neighbourhood operations returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail
+ * on every rank.
+ *
+ * Usage: neighbors_dh [--quick] [--help]. Rank 0 prints "ok neighbors_dh".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hint.h"
+#include "tests/common/rankcheck.h"
+
+int rc_rank;
+static int P;
+static char where[200] = "setup";
+
+#define FAIL(...)                                                                                \
+    do {                                                                                         \
+        fprintf(stderr, "rank %d of %d: [%s] ", rc_rank, P, where);                              \
+        fprintf(stderr, __VA_ARGS__);                                                            \
+        fprintf(stderr, "\n");                                                                   \
+        exit(1);                                                                                 \
+    } while (0)
+
+struct graph {
+    int ne;
+    int *src, *dst; /* the global edge list, in the order the reference gives it */
+};
+
+static uint64_t rng_state;
+static uint32_t rng(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+
+static void add_edge(struct graph *g, int s, int d)
+{
+    g->src = realloc(g->src, (size_t)(g->ne + 1) * sizeof(int));
+    g->dst = realloc(g->dst, (size_t)(g->ne + 1) * sizeof(int));
+    g->src[g->ne] = s;
+    g->dst[g->ne++] = d;
+}
+
+/* Erdős–Rényi with density delta; loops and repeats: some self loops and doubled edges. */
+static struct graph random_graph(double delta, int loops, uint64_t seed)
+{
+    struct graph g = {0};
+    rng_state = seed;
+    for (int s = 0; s < P; s++)
+        for (int d = 0; d < P; d++) {
+            if (s == d && !loops)
+                continue;
+            if (rng() % 1000 < (uint32_t)(delta * 1000)) {
+                add_edge(&g, s, d);
+                if (loops && rng() % 4 == 0)
+                    add_edge(&g, s, d);
+            }
+        }
+    return g;
+}
+
+/* Moore neighbourhood of radius r in d dimensions on a periodic grid from hint_dims_create
+   (every offset in [-r, r]^d but 0; wrapped offsets may repeat a neighbour or hit the rank). */
+static struct graph moore(int r, int d)
+{
+    struct graph g = {0};
+    int dims[3] = {0, 0, 0};
+    RC_OK(hint_dims_create(P, d, dims));
+    int span = 2 * r + 1, noff = 1;
+    for (int k = 0; k < d; k++)
+        noff *= span;
+    for (int s = 0; s < P; s++) {
+        int c[3], rest = s;
+        for (int k = d - 1; k >= 0; k--) {
+            c[k] = rest % dims[k];
+            rest /= dims[k];
+        }
+        for (int o = 0; o < noff; o++) {
+            int off = o, t = 0, zero = 1;
+            for (int k = 0; k < d; k++) {
+                int dk = off % span - r;
+                off /= span;
+                zero &= dk == 0;
+                t = t * dims[k] + ((c[k] + dk) % dims[k] + dims[k]) % dims[k];
+            }
+            if (!zero)
+                add_edge(&g, s, t);
+        }
+    }
+    return g;
+}
+
+/* Which rank names edge e to hint_graph_create: another than its source when P > 1. */
+static int namer(int e, int src) { return P > 1 ? (src + 1 + e % (P - 1)) % P : 0; }
+
+/* Build the group: each rank names its share, grouped by source as hint_graph_create wants. */
+static hint_group create(const struct graph *g)
+{
+    int *sources = malloc((size_t)g->ne * sizeof(int) + 1), *dests = malloc((size_t)g->ne * sizeof(int) + 1);
+    size_t *deg = malloc((size_t)g->ne * sizeof(size_t) + 1), n = 0, k = 0;
+    for (int e = 0; e < g->ne; e++) {
+        if (namer(e, g->src[e]) != rc_rank)
+            continue;
+        if (n == 0 || sources[n - 1] != g->src[e]) {
+            sources[n] = g->src[e];
+            deg[n++] = 0;
+        }
+        deg[n - 1]++;
+        dests[k++] = g->dst[e];
+    }
+    hint_group out;
+    RC_OK(hint_graph_create(HINT_WORLD, n, sources, deg, dests, 0, &out));
+    free(sources);
+    free(dests);
+    free(deg);
+    return out;
+}
+
+/* The lists in the reference order: by naming rank, then as named (edges of one source kept
+   in list order within a rank). */
+static void reference_lists(const struct graph *g, int me, int *in, int *nin, int *out, int *nout)
+{
+    *nin = *nout = 0;
+    for (int r = 0; r < P; r++)
+        for (int e = 0; e < g->ne; e++) {
+            if (namer(e, g->src[e]) != r)
+                continue;
+            if (g->src[e] == me)
+                out[(*nout)++] = g->dst[e];
+            if (g->dst[e] == me)
+                in[(*nin)++] = g->src[e];
+        }
+}
+
+static int val(int src, size_t e) { return src * 100000 + (int)(e % 100000); }
+
+/* neighbor_allgather of n ints per block with algorithm alg; strided: the receive side a vector
+   type with stride 2 (odd elements keep their sentinels). */
+static void run_allgather(hint_group gr, const char *alg, size_t n, int strided, const int *in, int nin)
+{
+    size_t base = strlen(where);
+    snprintf(where + base, sizeof where - base, " %s n=%zu%s", alg, n, strided ? " strided" : "");
+    RC_OK(hint_coll_set("neighbor_allgather", alg));
+    int *s = malloc(n * sizeof(int) + 1);
+    for (size_t e = 0; e < n; e++)
+        s[e] = val(rc_rank, e);
+    size_t per = strided ? 2 * n : n, len = (size_t)nin * per;
+    int *r = malloc(len * sizeof(int) + 1);
+    hint_type vt = HINT_INT;
+    if (strided && n > 0) {
+        hint_type v;
+        RC_OK(hint_type_vector(n, 1, 2, HINT_INT, &v));
+        RC_OK(hint_type_resized(v, 0, (ptrdiff_t)(2 * n * sizeof(int)), &vt));
+        RC_OK(hint_type_free(&v));
+        RC_OK(hint_type_commit(&vt));
+    }
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t i = 0; i < len; i++)
+            r[i] = -7;
+        RC_OK(hint_neighbor_allgather(s, n, HINT_INT, r, strided && n > 0 ? 1 : n, vt, gr));
+        for (int i = 0; i < nin; i++)
+            for (size_t e = 0; e < per; e++) {
+                int want = (strided && e % 2) || in[i] == HINT_PROC_NULL ? -7 : val(in[i], strided ? e / 2 : e);
+                if (r[(size_t)i * per + e] != want)
+                    FAIL("rep %d slot %d (source %d) element %zu: %d, expected %d", rep, i, in[i], e,
+                         r[(size_t)i * per + e], want);
+            }
+        const char *last = NULL;
+        RC_OK(hint_coll_last("neighbor_allgather", &last));
+        if (last == NULL || strcmp(last, alg) != 0)
+            FAIL("ran %s, forced %s", last ? last : "(none)", alg);
+    }
+    for (size_t e = 0; e < n; e++)
+        if (s[e] != val(rc_rank, e))
+            FAIL("send buffer changed");
+    if (vt != HINT_INT)
+        RC_OK(hint_type_free(&vt));
+    free(s);
+    free(r);
+    where[base] = 0;
+}
+
+static void check_group(hint_group gr, const int *in, int nin, int quick)
+{
+    static const size_t sizes[] = {0, 1, 5, 1000};
+    const char *algs[] = {"naive", "distance_halving"};
+    for (int a = 0; a < 2; a++)
+        for (int k = 0; k < 4; k++) {
+            if (quick && k != 2)
+                continue;
+            run_allgather(gr, algs[a], sizes[k], 0, in, nin);
+        }
+    run_allgather(gr, "distance_halving", 3, 1, in, nin);
+    hint_group d;
+    RC_OK(hint_group_dup(gr, &d));
+    run_allgather(d, "distance_halving", 5, 0, in, nin);
+    RC_OK(hint_group_free(&d));
+}
+
+static void check_graph(const char *name, struct graph g, int quick)
+{
+    snprintf(where, sizeof where, "%s (%d edges)", name, g.ne);
+    hint_group gr = create(&g);
+    int kind;
+    RC_OK(hint_topo_test(gr, &kind));
+    RC_CHECK(kind == HINT_DIST_GRAPH);
+    int *in = malloc((size_t)g.ne * sizeof(int) + 1), *out = malloc((size_t)g.ne * sizeof(int) + 1), nin, nout;
+    reference_lists(&g, rc_rank, in, &nin, out, &nout);
+    int gin, gout;
+    RC_OK(hint_graph_neighbors_count(gr, &gin, &gout));
+    if (gin != nin || gout != nout)
+        FAIL("degrees %d/%d, expected %d/%d", gin, gout, nin, nout);
+    int *lin = malloc((size_t)nin * sizeof(int) + 1), *lout = malloc((size_t)nout * sizeof(int) + 1);
+    RC_OK(hint_graph_neighbors(gr, nin, lin, nout, lout));
+    for (int i = 0; i < nin; i++)
+        if (lin[i] != in[i])
+            FAIL("source %d is %d, expected %d", i, lin[i], in[i]);
+    for (int i = 0; i < nout; i++)
+        if (lout[i] != out[i])
+            FAIL("destination %d is %d, expected %d", i, lout[i], out[i]);
+    check_group(gr, in, nin, quick);
+    RC_OK(hint_group_free(&gr));
+    free(lin);
+    free(lout);
+    free(in);
+    free(out);
+    free(g.src);
+    free(g.dst);
+}
+
+static void check_cart(int ndims, const int periods[], int quick)
+{
+    int dims[3] = {0, 0, 0};
+    RC_OK(hint_dims_create(P, ndims, dims));
+    snprintf(where, sizeof where, "cart %dd %d%d%d periodic %d%d%d", ndims, dims[0], dims[1], dims[2], periods[0],
+             periods[1], periods[2]);
+    hint_group c;
+    RC_OK(hint_cart_create(HINT_WORLD, ndims, dims, periods, 0, &c));
+    int in[6], nin = 2 * ndims;
+    for (int d = 0; d < ndims; d++)
+        RC_OK(hint_cart_shift(c, d, 1, &in[2 * d], &in[2 * d + 1]));
+    /* slot 2d holds the -1 neighbour's block, 2d+1 the +1 one's; beyond an edge (HINT_PROC_NULL)
+       the slot keeps its sentinels */
+    check_group(c, in, nin, quick);
+    RC_OK(hint_group_free(&c));
+}
+
+static void errors(void)
+{
+    snprintf(where, sizeof where, "errors");
+    hint_group out;
+    int s = 0, d = P; /* out of range */
+    size_t deg = 1;
+    RC_EXPECT(hint_graph_create(HINT_WORLD, rc_rank == P - 1 ? 1 : 0, &s, &deg, &d, 0, &out), HINT_ERR_RANK);
+    RC_EXPECT(hint_graph_create(HINT_WORLD, rc_rank == 0 ? 1 : 0, &s, NULL, &d, 0, &out), HINT_ERR_ARG);
+    RC_EXPECT(hint_graph_create(HINT_WORLD, 0, NULL, NULL, NULL, 0, NULL), HINT_ERR_ARG);
+    /* distance_halving is neighbor_allgather's alone */
+    struct graph g = random_graph(0.5, 0, 99);
+    hint_group gr = create(&g);
+    int nin, nout;
+    RC_OK(hint_graph_neighbors_count(gr, &nin, &nout));
+    int *buf = calloc((size_t)(nin + nout + 1) * 2, sizeof(int));
+    size_t *cnt = calloc((size_t)(nin + nout + 1), sizeof(size_t));
+    RC_OK(hint_coll_set("neighbor_alltoall", "distance_halving"));
+    RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    RC_OK(hint_coll_set("neighbor_allgatherv", "distance_halving"));
+    RC_EXPECT(hint_neighbor_allgatherv(buf, 0, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
+    RC_OK(hint_coll_set("neighbor_alltoallv", "distance_halving"));
+    RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
+    free(buf);
+    free(cnt);
+    free(g.src);
+    free(g.dst);
+    RC_OK(hint_group_free(&gr));
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: neighbors_dh [--quick]\n  hint_graph_create and neighbor_allgather distance_halving "
+                   "against the reference on random graphs, Moore neighbourhoods, carts and corner cases;\n"
+                   "  --quick: one block size per graph. Run under hintrun; rank 0 prints 'ok neighbors_dh'.\n");
+            return 0;
+        }
+        quick |= strcmp(argv[i], "--quick") == 0;
+    }
+    RC_OK(hint_init(&argc, &argv));
+    RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
+    RC_OK(hint_group_size(HINT_WORLD, &P));
+    RC_OK(hint_group_set_errhandler(HINT_WORLD, HINT_ERRORS_RETURN));
+    errors();
+    static const double dens[] = {0.05, 0.1, 0.3, 0.5, 0.7};
+    char name[64];
+    for (int k = 0; k < 5; k++)
+        for (int loops = 0; loops < 2; loops++) {
+            snprintf(name, sizeof name, "random %.2f%s", dens[k], loops ? " loops+repeats" : "");
+            check_graph(name, random_graph(dens[k], loops, 1000 + (uint64_t)k * 7 + (uint64_t)loops), quick || k % 2);
+        }
+    static const int rd[][2] = {{1, 1}, {1, 2}, {2, 2}, {1, 3}};
+    for (int k = 0; k < 4; k++) {
+        snprintf(name, sizeof name, "moore r=%d d=%d", rd[k][0], rd[k][1]);
+        check_graph(name, moore(rd[k][0], rd[k][1]), quick || k > 0);
+    }
+    check_graph("empty", (struct graph){0}, 1);
+    struct graph star = {0};
+    for (int d = 1; d < P; d++)
+        add_edge(&star, 0, d);
+    check_graph("star out of 0", star, 1);
+    struct graph full = {0};
+    for (int s = 0; s < P; s++)
+        for (int d = 0; d < P; d++)
+            add_edge(&full, s, d);
+    check_graph("complete with loops", full, 1);
+    struct graph loop = {0};
+    add_edge(&loop, P - 1, P - 1);
+    check_graph("one self loop", loop, 1);
+    static const int per[][3] = {{1, 1, 1}, {1, 0, 1}, {0, 0, 0}};
+    for (int nd = 1; nd <= 3; nd++)
+        for (int k = 0; k < 3; k++)
+            check_cart(nd, per[k], 1);
+    RC_OK(hint_coll_set("neighbor_allgather", "auto"));
+    if (rc_rank == 0)
+        printf("ok neighbors_dh\n");
+    RC_OK(hint_finalize());
+    return 0;
+}
