@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/neighbor.h"
 #include "datatype/datatype.h"
 #include "runtime/group.h"
 #include "runtime/p2p.h"
@@ -686,18 +687,37 @@ bool neighbor_distance_halving_ok(const struct coll_args *a)
            dt_count_bytes(a->rl.type, a->rl.count, &rb) == HINT_SUCCESS && sb == rb;
 }
 
+static void cache_free(void *p)
+{
+    struct neighbor_cache *c = p;
+    if (c != NULL) {
+        pattern_free(c->dh);
+        neighbor_morton_plan_free(c->morton);
+    }
+    free(c);
+}
+
+struct neighbor_cache *neighbor_cache_of(hint_group g)
+{
+    struct coll_group *cg = coll_group_of(g);
+    if (cg->neighbor.p == NULL) {
+        cg->neighbor.p = calloc(1, sizeof(struct neighbor_cache));
+        cg->neighbor.free = cache_free;
+    }
+    return cg->neighbor.p;
+}
+
 static int pattern_of(struct coll_args *a, const struct vtopo_lists *l, struct dh_pattern **cp)
 {
-    struct coll_group *cg = coll_group_of(a->g);
-    if (cg->neighbor.p == NULL) {
-        struct dh_pattern *p;
-        int st = build_pattern(a->g, l, &p);
+    struct neighbor_cache *c = neighbor_cache_of(a->g);
+    if (c == NULL)
+        return HINT_ERR_NOMEM;
+    if (c->dh == NULL) {
+        int st = build_pattern(a->g, l, &c->dh);
         if (st != HINT_SUCCESS)
             return st;
-        cg->neighbor.p = p;
-        cg->neighbor.free = pattern_free;
     }
-    *cp = cg->neighbor.p;
+    *cp = c->dh;
     return HINT_SUCCESS;
 }
 

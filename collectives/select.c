@@ -173,7 +173,7 @@ static const struct coll_alg alltoallw_algs[] = {
     [ALLTOALLW_LINEAR] = ALG("linear", "every send and receive posted at once, in each block's own types", NULL,
                              alltoallw_linear),
 };
-enum { NEIGHBOR_NAIVE, NEIGHBOR_DISTANCE_HALVING };
+enum { NEIGHBOR_NAIVE, NEIGHBOR_DISTANCE_HALVING, NEIGHBOR_MORTON };
 static const struct coll_alg neighbor_algs[] = {
     [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
                              neighbor_naive),
@@ -181,6 +181,10 @@ static const struct coll_alg neighbor_algs[] = {
                                         "neighbor_allgather only: agents in the opposite half carry blocks through "
                                         "log2(P/L) halving steps, then one message per destination on the socket",
                                         neighbor_distance_halving_ok, neighbor_distance_halving),
+    [NEIGHBOR_MORTON] = NODE_TYPED("morton",
+                                   "neighbor_allgather and neighbor_alltoall, contiguous types: shared heap, ranks copy "
+                                   "equal segments of the compact Z curve over the topology's edges",
+                                   neighbor_morton_ok, neighbor_morton),
 };
 
 #define TABLE(id, opname, algs) [id] = {opname, algs, NALGS(algs)}

@@ -1,6 +1,6 @@
 /*
- * tests/ranks/neighbors_dh.c — hint_graph_create and neighbor_allgather distance_halving, run
- * under hintrun.
+ * tests/ranks/neighbors_dh.c — hint_graph_create, neighbor_allgather distance_halving and the
+ * morton neighbourhood collectives, run under hintrun.
  *
  * Every rank makes the same global edge list from a fixed seed (random graphs of several
  * densities, with and without self loops and repeated edges; Moore neighbourhoods (r, d) on a
@@ -11,11 +11,14 @@
  * then as named). Then neighbor_allgather runs with naive and distance_halving forced, twice
  * (the second call reuses the pattern) and on a dup, at 0, 1, 5 and 1000 ints per block and once
  * with a strided type on the receive side; every slot must hold its source's block, sentinels
- * elsewhere. Carts (periodic or not, 1-D to 3-D) too. Forcing distance_halving on the other three
- * neighbourhood operations returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail
- * on every rank.
+ * elsewhere. morton: neighbor_allgather against the same expectation, neighbor_alltoall against
+ * naive's result, with buffers on the shared heap (hint_coll_last must say morton) and on the
+ * stack (every rank falls back to naive); with --nodes (ranks on several nodes) forcing it must
+ * return HINT_ERR_UNSUPPORTED. Carts (periodic or not, 1-D to 3-D) too. Forcing
+ * distance_halving on the other three neighbourhood operations, or morton on the v variants,
+ * returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail on every rank.
  *
- * Usage: neighbors_dh [--quick] [--help]. Rank 0 prints "ok neighbors_dh".
+ * Usage: neighbors_dh [--quick] [--nodes] [--help]. Rank 0 prints "ok neighbors_dh".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -196,6 +199,60 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
     where[base] = 0;
 }
 
+static int spans_nodes; /* --nodes: ranks on several nodes, where morton (node-only) is refused */
+
+/* neighbor_alltoall with morton against naive's result (the matching of repeated edges and a
+   cart's +1/-1 order is naive's); heap: buffers from malloc (the shared heap), else on the stack
+   (every rank falls back to naive). */
+static void run_alltoall_morton(hint_group gr, size_t n, int heap)
+{
+    int nin, nout;
+    RC_OK(hint_neighbors_count(gr, &nin, &nout));
+    size_t base = strlen(where);
+    snprintf(where + base, sizeof where - base, " alltoall morton n=%zu%s", n, heap ? "" : " stack");
+    enum { STACK_INTS = 4096 };
+    int stack_s[STACK_INTS], stack_r[STACK_INTS];
+    if (!heap && ((size_t)nout * n > STACK_INTS || (size_t)nin * n > STACK_INTS))
+        FAIL("stack case too large");
+    int *s = heap ? malloc((size_t)nout * n * sizeof(int) + 1) : stack_s;
+    int *want = malloc((size_t)nin * n * sizeof(int) + 1);
+    int *r = heap ? malloc((size_t)nin * n * sizeof(int) + 1) : stack_r;
+    for (size_t e = 0; e < (size_t)nout * n; e++)
+        s[e] = val(rc_rank, e);
+    for (size_t e = 0; e < (size_t)nin * n; e++)
+        want[e] = r[e] = -7;
+    RC_OK(hint_coll_set("neighbor_alltoall", "naive"));
+    RC_OK(hint_neighbor_alltoall(s, n, HINT_INT, want, n, HINT_INT, gr));
+    RC_OK(hint_coll_set("neighbor_alltoall", "morton"));
+    int st = hint_neighbor_alltoall(s, n, HINT_INT, r, n, HINT_INT, gr);
+    if (spans_nodes) {
+        if (st != HINT_ERR_UNSUPPORTED)
+            FAIL("morton on a group over several nodes returned %d, expected HINT_ERR_UNSUPPORTED", st);
+    } else {
+        RC_OK(st);
+        for (size_t e = 0; e < (size_t)nin * n; e++)
+            if (r[e] != want[e])
+                FAIL("element %zu (slot %zu): %d, naive gave %d", e, n ? e / n : 0, r[e], want[e]);
+        /* off the heap: naive, unless no rank has a byte to move (an empty buffer is anywhere)
+           or the group is one rank (its own buffers need no heap) */
+        int mine = (nin + nout) * (int)n, any = 0, gsize;
+        RC_OK(hint_allreduce(&mine, &any, 1, HINT_INT, HINT_SUM, gr));
+        RC_OK(hint_group_size(gr, &gsize));
+        const char *expect = heap || any == 0 || gsize == 1 ? "morton" : "naive";
+        const char *last = NULL;
+        RC_OK(hint_coll_last("neighbor_alltoall", &last));
+        if (last == NULL || strcmp(last, expect) != 0)
+            FAIL("ran %s, expected %s", last ? last : "(none)", expect);
+    }
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    if (heap) {
+        free(s);
+        free(r);
+    }
+    free(want);
+    where[base] = 0;
+}
+
 static void check_group(hint_group gr, const int *in, int nin, int quick)
 {
     static const size_t sizes[] = {0, 1, 5, 1000};
@@ -207,6 +264,13 @@ static void check_group(hint_group gr, const int *in, int nin, int quick)
             run_allgather(gr, algs[a], sizes[k], 0, in, nin);
         }
     run_allgather(gr, "distance_halving", 3, 1, in, nin);
+    if (!spans_nodes) {
+        run_allgather(gr, "morton", quick ? 5 : 1000, 0, in, nin);
+        if (!quick)
+            run_allgather(gr, "morton", 1, 0, in, nin);
+    }
+    run_alltoall_morton(gr, quick ? 3 : 300, 1);
+    run_alltoall_morton(gr, 2, 0);
     hint_group d;
     RC_OK(hint_group_dup(gr, &d));
     run_allgather(d, "distance_halving", 5, 0, in, nin);
@@ -285,6 +349,8 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
     RC_OK(hint_coll_set("neighbor_alltoallv", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_alltoallv", "morton"));
+    RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
     free(buf);
     free(cnt);
@@ -298,12 +364,14 @@ int main(int argc, char **argv)
     int quick = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: neighbors_dh [--quick]\n  hint_graph_create and neighbor_allgather distance_halving "
+            printf("usage: neighbors_dh [--quick] [--nodes]\n  hint_graph_create and neighbor_allgather distance_halving "
                    "against the reference on random graphs, Moore neighbourhoods, carts and corner cases;\n"
-                   "  --quick: one block size per graph. Run under hintrun; rank 0 prints 'ok neighbors_dh'.\n");
+                   "  --quick: one block size per graph; --nodes: the ranks span nodes (morton must be refused).\n"
+                   "  Run under hintrun; rank 0 prints 'ok neighbors_dh'.\n");
             return 0;
         }
         quick |= strcmp(argv[i], "--quick") == 0;
+        spans_nodes |= strcmp(argv[i], "--nodes") == 0;
     }
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));

@@ -1,10 +1,11 @@
 /*
- * tests/ranks/test_neighbors_dh.c — hint_graph_create and neighbor_allgather distance_halving end
- * to end: runs tests/ranks/neighbors_dh under hintrun for P in {1, 2, 3, 4, 5, 7, 8, 16}, with
+ * tests/ranks/test_neighbors_dh.c — hint_graph_create, neighbor_allgather distance_halving and
+ * the morton neighbourhood collectives end to end: runs tests/ranks/neighbors_dh under hintrun for P in {1, 2, 3, 4, 5, 7, 8, 16}, with
  * HINT_VIRTUAL_SOCKETS = P (one rank per socket: every halving step runs down to single ranks),
  * = 2 (one halving step, then the intra-socket phase on halves) and 0 (hwloc's packages; on a
  * one-package machine no halving at all). Under HINT_TEST_NODES (ranks spread over virtual
- * nodes, the algorithm uses messages only) P = 7 and 8 with one rank per socket run.
+ * nodes, distance_halving uses messages only; morton must be refused there) P = 7 and 8 with one
+ * rank per socket run.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -32,7 +33,11 @@ ParameterizedTest(struct dh_case *c, neighbors_dh, run, .timeout = 300)
     char env0[64];
     snprintf(env0, sizeof env0, "HINT_VIRTUAL_SOCKETS=%d", c->vsockets);
     const char *const env[] = {env0, NULL};
-    const char *argv[] = {job_build_path("tests/ranks/neighbors_dh"), c->quick ? "--quick" : NULL, NULL};
+    const char *argv[4] = {job_build_path("tests/ranks/neighbors_dh")}, **a = argv + 1;
+    if (c->quick)
+        *a++ = "--quick";
+    if (getenv("HINT_TEST_NODES"))
+        *a++ = "--nodes";
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
     cr_expect_eq(res.status, 0, "neighbors_dh P=%d %s failed (status %d, %.1f s):\n%s", c->np, env0, res.status,

@@ -1,0 +1,193 @@
+/*
+ * neighbor_allgather and neighbor_alltoall morton — paper 004 §3 (../shared/papers/004_*.txt):
+ * the neighbourhood's blocks copied over the shared heap along the compact Morton curve.
+ *
+ * Plan (built on the first call on a group, kept with it: the topology never changes). Every
+ * edge of the topology is a 4-tuple (Rs, Rr, Bs, Br): sender, receiver, the sender's send
+ * block, the receiver's receive block, matched as the naive algorithm's messages match (per
+ * pair in posting order: a graph's k-th edge X->Y is Y's k-th slot from X; a cart's sends go +1
+ * before -1 per dimension). The tuples are sorted by the Morton Z-value of (Rs, Rr) on the
+ * P x P grid (collectives/order's balanced curve, which stays compact for P not a power of two;
+ * repeated edges keep their order), which is §3.1's compact curve: the curve through the grid's
+ * marked cells only. The array is cut into P equal segments; rank i copies segment i. §3.2's
+ * ordered buffers are what the tuples give for free: the blocks are found through (Bs, Br), so
+ * the user's buffers keep MPI's order.
+ *
+ * Per call: every rank publishes its send and receive buffers' heap offsets in the group's
+ * slot, a barrier, each rank copies its segment (alltoall: block Bs of Rs's send buffer to block
+ * Br of Rr's receive buffer; allgather: Rs's one block), a fence, a barrier. A buffer off the
+ * heap on any rank: every rank sees it and all run naive instead (after a barrier).
+ * Contiguous types only (derived sides: naive; the predicate refuses, so forcing returns
+ * HINT_ERR_UNSUPPORTED); the v variants are not done. Node-only (the table marks it).
+ * Cost: 2 barriers + about E/P block copies per rank (E edges), no message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/algs.h"
+#include "collectives/coll_shm.h"
+#include "collectives/neighbor.h"
+#include "collectives/order/order.h"
+#include "datatype/datatype.h"
+#include "runtime/group.h"
+#include "runtime/heap.h"
+#include "topology/vtopo.h"
+
+struct edge {
+    uint32_t rs, rr, bs, br;
+    uint64_t key; /* Z-value << 32 | position in the global list (repeats keep their order) */
+};
+
+struct morton_plan {
+    int n;              /* this rank's segment */
+    struct edge *seg;
+};
+
+void neighbor_morton_plan_free(struct morton_plan *m)
+{
+    if (m != NULL)
+        free(m->seg);
+    free(m);
+}
+
+static int by_key(const void *x, const void *y)
+{
+    uint64_t a = ((const struct edge *)x)->key, b = ((const struct edge *)y)->key;
+    return a < b ? -1 : a > b;
+}
+
+/* Every rank's in- and out-list (padded to the longest), from one allgather each. */
+static int all_lists(hint_group g, const struct vtopo_lists *l, int **in, int **out, int *maxd)
+{
+    int P = g->size, d[2] = {l->indegree, l->outdegree}, *degs = malloc((size_t)P * 2 * sizeof(int));
+    if (degs == NULL)
+        return HINT_ERR_NOMEM;
+    int st = grp_allgather_ints(g, d, 2, degs, GRP_TAG_TOPO), m = 0;
+    for (int r = 0; st == HINT_SUCCESS && r < 2 * P; r++)
+        m = degs[r] > m ? degs[r] : m;
+    free(degs);
+    *maxd = m;
+    int *mine = malloc(((size_t)m * 2 + 1) * sizeof(int));
+    *in = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
+    *out = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
+    if (st == HINT_SUCCESS && (mine == NULL || *in == NULL || *out == NULL))
+        st = HINT_ERR_NOMEM; /* as every setup allocation: the others then wait */
+    for (int side = 0; st == HINT_SUCCESS && side < 2; side++) {
+        const int *list = side ? l->dests : l->sources;
+        int n = side ? l->outdegree : l->indegree;
+        for (int i = 0; i < m; i++)
+            mine[i] = i < n ? list[i] : HINT_PROC_NULL - 1; /* padding */
+        st = grp_allgather_ints(g, mine, m, side ? *out : *in, GRP_TAG_TOPO);
+    }
+    free(mine);
+    return st;
+}
+
+static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_plan **out)
+{
+    int P = g->size, m, *in = NULL, *outl = NULL;
+    int st = all_lists(g, l, &in, &outl, &m);
+    struct edge *e = NULL;
+    size_t ne = 0;
+    if (st == HINT_SUCCESS)
+        e = malloc(((size_t)P * (size_t)m + 1) * sizeof *e);
+    if (st == HINT_SUCCESS && e == NULL)
+        st = HINT_ERR_NOMEM;
+    /* receiver r's slot i from s meets s's next send (in posting order) to r */
+    for (int r = 0; st == HINT_SUCCESS && r < P; r++)
+        for (int i = 0; i < m; i++) {
+            int s = in[(size_t)r * (size_t)m + (size_t)i];
+            if (s < 0)
+                continue;
+            const int *sd = &outl[(size_t)s * (size_t)m];
+            int j = -1;
+            /* the n-th slot from s at r takes s's n-th send to r */
+            int nth = 0;
+            for (int k = 0; k < i; k++)
+                nth += in[(size_t)r * (size_t)m + (size_t)k] == s;
+            for (int k = 0, seen = 0; k < m && j < 0; k++) {
+                int jj = l->cart ? k ^ 1 : k;
+                if (jj < m && sd[jj] == r && seen++ == nth)
+                    j = jj;
+            }
+            if (j < 0) {
+                st = HINT_ERR_TOPOLOGY; /* r lists s more often than s lists r: not a valid graph */
+                break;
+            }
+            uint32_t z = morton_zvalue((uint32_t)P, (uint32_t)P, (uint32_t)s, (uint32_t)r);
+            e[ne] = (struct edge){(uint32_t)s, (uint32_t)r, (uint32_t)j, (uint32_t)i, (uint64_t)z << 32 | ne};
+            ne++;
+        }
+    struct morton_plan *p = st == HINT_SUCCESS ? calloc(1, sizeof *p) : NULL;
+    if (st == HINT_SUCCESS && p == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st == HINT_SUCCESS) {
+        qsort(e, ne, sizeof *e, by_key);
+        size_t lo = ne * (size_t)g->rank / (size_t)P, hi = ne * (size_t)(g->rank + 1) / (size_t)P;
+        p->n = (int)(hi - lo);
+        p->seg = malloc(((size_t)p->n + 1) * sizeof *p->seg);
+        if (p->seg == NULL)
+            st = HINT_ERR_NOMEM;
+        else if (p->n > 0)
+            memcpy(p->seg, e + lo, (size_t)p->n * sizeof *p->seg);
+    }
+    free(e);
+    free(in);
+    free(outl);
+    if (st != HINT_SUCCESS) {
+        neighbor_morton_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return HINT_SUCCESS;
+}
+
+bool neighbor_morton_ok(const struct coll_args *a)
+{
+    if (a->op_id != COLL_NEIGHBOR_ALLGATHER && a->op_id != COLL_NEIGHBOR_ALLTOALL)
+        return false;
+    if (!coll_heap_ok(a) && !(a->g != NULL && a->size == 1)) /* one rank: its own buffers, no slot */
+        return false;
+    if (a->g == NULL)
+        return true;
+    return dt_is_contig(a->sl.type) && dt_is_contig(a->rl.type) &&
+           a->sl.count * dt_size(a->sl.type) == a->rl.count * dt_size(a->rl.type);
+}
+
+int neighbor_morton(struct coll_args *a)
+{
+    struct vtopo_lists l;
+    int st = vtopo_lists(a->g, &l);
+    if (st != HINT_SUCCESS)
+        return st;
+    struct neighbor_cache *c = neighbor_cache_of(a->g);
+    if (c == NULL)
+        return HINT_ERR_NOMEM;
+    if (c->morton == NULL && (st = build_plan(a->g, &l, &c->morton)) != HINT_SUCCESS)
+        return st;
+    size_t block = a->sl.count * dt_size(a->sl.type);
+    bool a2a = a->op_id == COLL_NEIGHBOR_ALLTOALL;
+    const struct morton_plan *mp = c->morton;
+    if (a->size == 1) { /* every edge is a self loop */
+        for (int k = 0; k < mp->n && block > 0; k++)
+            memcpy(a->rbuf + mp->seg[k].br * block, a->sbuf + (a2a ? mp->seg[k].bs * block : 0), block);
+        return HINT_SUCCESS;
+    }
+    int slot = coll_group_of(a->g)->slot;
+    struct coll_shm_member *me = coll_shm_member(slot, a->rank);
+    me->soff = heap_span(a->sbuf, block * (a2a ? (size_t)l.outdegree : 1));
+    me->roff = heap_span(a->rbuf, block * (size_t)l.indegree);
+    if ((st = barrier_shm(a)) != HINT_SUCCESS)
+        return st;
+    for (int p = 0; p < a->size; p++) /* every rank reads the same words: all choose alike */
+        if (coll_shm_member(slot, p)->soff == UINT64_MAX || coll_shm_member(slot, p)->roff == UINT64_MAX)
+            return coll_heap_fallback(a, "naive", neighbor_naive);
+    for (int k = 0; k < mp->n && block > 0; k++) {
+        const struct edge *e = &mp->seg[k];
+        const char *src = (const char *)heap_at(coll_shm_member(slot, (int)e->rs)->soff) + (a2a ? e->bs * block : 0);
+        char *dst = (char *)heap_at(coll_shm_member(slot, (int)e->rr)->roff) + e->br * block;
+        memcpy(dst, src, block);
+    }
+    atomic_thread_fence(memory_order_release);
+    return barrier_shm(a);
+}
