@@ -111,7 +111,8 @@ int job_run(const char *const opts[], int np, const char *const argv[], const ch
     int ws;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
-    out->seconds = now() - t0;
+    out->ended = now();
+    out->seconds = out->ended - t0;
     out->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     out->output = buf;
     return 0;

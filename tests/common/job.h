@@ -10,6 +10,7 @@
 struct job_result {
     int status;        /* hintrun's exit status, or 128 + signal */
     double seconds;    /* wall time of the whole job */
+    double ended;      /* CLOCK_MONOTONIC when hintrun was reaped (hint_wtime's clock) */
     char *output;      /* stdout and stderr together, NUL-terminated (free it) */
 };
 

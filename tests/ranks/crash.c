@@ -28,6 +28,10 @@ int rc_rank;
 
 static void die(const char *mode)
 {
+    /* the moment of death, on the clock the test reads hintrun's end with (CLOCK_MONOTONIC:
+       one clock for every process of this machine, virtual nodes and namespaces alike) */
+    printf("victim dies at %.6f\n", hint_wtime());
+    fflush(stdout);
     if (strcmp(mode, "kill") == 0 || strcmp(mode, "preinit") == 0)
         raise(SIGKILL);
     if (strcmp(mode, "segv") == 0)
@@ -64,7 +68,7 @@ static void hang(const char *mode, int victim, int P)
     } else {
         if (rc_rank == victim) {
             usleep(100000); /* the others are in the barrier by now */
-            printf("victim at %.6f\n", hint_wtime());
+            printf("victim dies at %.6f\n", hint_wtime()); /* or stops, or exits */
             fflush(stdout);
             if (strcmp(mode, "exit0") == 0)
                 exit(0);

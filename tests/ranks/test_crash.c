@@ -26,6 +26,24 @@ static void expect_no_survivors(const char *out)
     cr_expect(found > 0, "no rank printed its pid:\n%s", out);
 }
 
+/* Seconds from the moment the victim said it dies ("victim dies at T", hint_wtime's clock) to
+   hintrun's end; -1 when it did not say. */
+static double seconds_after_death(const struct job_result *res)
+{
+    const char *d = strstr(res->output, "victim dies at ");
+    return d ? res->ended - atof(d + 15) : -1.0;
+}
+
+/* Start-up before the ranks reach the hang: across virtual nodes (HINT_TEST_NODES) every rank
+   first initialises libfabric (~85 ms of CPU each, most of it the verbs provider reading
+   /proc/kallsyms; docs/RUNTIME.md), seconds on a loaded machine. A --timeout case waits that much
+   longer there, so that the timeout still finds every rank in the hang it is meant to show. */
+static int startup_allowance(void)
+{
+    const char *k = getenv("HINT_TEST_NODES");
+    return k && atoi(k) > 1 ? 4 : 0;
+}
+
 static void crash_case(const char *mode, int np, int victim, int want_status, const char *want_msg)
 {
     char v[16];
@@ -39,8 +57,12 @@ static void crash_case(const char *mode, int np, int victim, int want_status, co
     cr_expect(strstr(res.output, rankmsg) != NULL, "message does not name %s:\n%s", rankmsg, res.output);
     cr_expect(strstr(res.output, want_msg) != NULL, "message lacks '%s':\n%s", want_msg, res.output);
     cr_expect(strstr(res.output, "pid") != NULL, "message does not name the pid:\n%s", res.output);
-    /* the ranks exchanged 50 rounds before the crash; the job must end well within seconds */
-    cr_expect(res.seconds < 5.0, "job took %.2f s to end after the crash", res.seconds);
+    /* The job ends within a second of the death: measured from the moment the victim printed
+       (same clock), not from the start, whose cost grows with the ranks and, across nodes, with
+       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). */
+    double after = seconds_after_death(&res);
+    cr_expect(after >= 0.0 && after < 1.0, "job took %.2f s to end after the crash (%.2f s in all):\n%s",
+              after, res.seconds, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
     free(res.output);
@@ -57,12 +79,13 @@ Test(crash, abort, .timeout = 60) { crash_case("abort", 4, 1, 7, "abort"); }
 
 /* A hang mode of tests/ranks/crash under hintrun with --timeout (a safety net for the cases that
    must end sooner), with extra environment. */
-static void hang_run(const char *mode, int np, int victim, const char *timeout, const char *const env[],
+static void hang_run(const char *mode, int np, int victim, int timeout, const char *const env[],
                      struct job_result *res)
 {
-    char v[16];
+    char v[16], t[16];
     snprintf(v, sizeof v, "%d", victim);
-    const char *opts[] = {"--timeout", timeout, NULL};
+    snprintf(t, sizeof t, "%d", timeout);
+    const char *opts[] = {"--timeout", t, NULL};
     const char *argv[] = {job_build_path("tests/ranks/crash"), mode, v, NULL};
     cr_assert_eq(job_run(opts, np, argv, env, res), 0);
 }
@@ -83,15 +106,17 @@ static int names_a_rank_pid(const char *out, const char *before_pid)
 static void ends_at_once_case(const char *mode, int np, int victim, const char *what)
 {
     struct job_result res;
-    hang_run(mode, np, victim, "30", NULL, &res);
+    hang_run(mode, np, victim, 30, NULL, &res);
     char msg[160];
     snprintf(msg, sizeof msg, "hintrun: rank %d (pid ", victim);
     cr_expect(names_a_rank_pid(res.output, msg), "no message naming rank %d and its pid:\n%s", victim,
               res.output);
     cr_expect(strstr(res.output, what) != NULL, "message lacks '%s':\n%s", what, res.output);
     cr_expect(res.status != 0 && res.status != 124, "status %d:\n%s", res.status, res.output);
-    /* start-up, 0.1 s before the victim acts, then within about a second: far below --timeout */
-    cr_expect(res.seconds < 4.0, "job took %.2f s to end:\n%s", res.seconds, res.output);
+    /* within about a second of the victim's act (the others wait meanwhile): far below --timeout */
+    double after = seconds_after_death(&res);
+    cr_expect(after >= 0.0 && after < 1.5, "job took %.2f s to end after the victim acted (%.2f s in all):\n%s",
+              after, res.seconds, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
     free(res.output);
@@ -130,7 +155,8 @@ Test(crash, scatter_root_fails_hang_timeout, .timeout = 60)
 {
     struct job_result res;
     const char *env[] = {"HINT_HANG_TIMEOUT=1", NULL};
-    hang_run("scatter_null", 3, 0, "4", env, &res);
+    int t = 4 + startup_allowance();
+    hang_run("scatter_null", 3, 0, t, env, &res);
     cr_expect(strstr(res.output, "root: scatter returned") != NULL, "%s", res.output);
     for (int r = 1; r < 3; r++) {
         char who[64];
@@ -146,10 +172,11 @@ Test(crash, scatter_root_fails_hang_timeout, .timeout = 60)
                  2, "rank 0's state:\n%s", res.output);
     cr_expect(strstr(res.output, "(algorithm ") != NULL && strstr(res.output, "(algorithm ?)") == NULL,
               "algorithm not named:\n%s", res.output);
-    cr_expect(strstr(res.output, "hintrun: timeout: the job ran longer than 4 seconds") != NULL, "%s",
-              res.output);
+    char said[80];
+    snprintf(said, sizeof said, "hintrun: timeout: the job ran longer than %d seconds", t);
+    cr_expect(strstr(res.output, said) != NULL, "%s", res.output);
     cr_expect_eq(res.status, 124, "%s", res.output);
-    cr_expect(res.seconds >= 4.0 && res.seconds < 7.0, "job took %.2f s with --timeout 4", res.seconds);
+    cr_expect(res.seconds >= t && res.seconds < t + 3.0, "job took %.2f s with --timeout %d", res.seconds, t);
     expect_no_survivors(res.output);
     free(res.output);
 }
@@ -167,7 +194,8 @@ static void expect_before_timeout(const char *out, const char *line)
 Test(crash, mismatched_order_timeout, .timeout = 60)
 {
     struct job_result res;
-    hang_run("order", 2, 0, "2", NULL, &res);
+    int t = 2 + startup_allowance();
+    hang_run("order", 2, 0, t, NULL, &res);
     cr_expect_eq(res.status, 124, "%s", res.output);
     expect_before_timeout(res.output, "hint: rank 0 waiting ");
     cr_expect_eq(count_lines_with(res.output, "hint: rank 0 waiting ", " in bcast on group 0 call #"), 1,
@@ -175,9 +203,10 @@ Test(crash, mismatched_order_timeout, .timeout = 60)
     cr_expect_eq(count_lines_with(res.output, "hint: rank 0 waiting ", "for rank(s) 1"), 1, "%s", res.output);
     cr_expect_eq(count_lines_with(res.output, "hint: rank 1 waiting ", " in barrier on group 0 call #"), 1,
                  "%s", res.output);
-    cr_expect(strstr(res.output, "hintrun: timeout: the job ran longer than 2 seconds") != NULL, "%s",
-              res.output);
-    cr_expect(res.seconds >= 2.0 && res.seconds < 5.0, "job took %.2f s with --timeout 2", res.seconds);
+    char said[80];
+    snprintf(said, sizeof said, "hintrun: timeout: the job ran longer than %d seconds", t);
+    cr_expect(strstr(res.output, said) != NULL, "%s", res.output);
+    cr_expect(res.seconds >= t && res.seconds < t + 3.0, "job took %.2f s with --timeout %d", res.seconds, t);
     expect_no_survivors(res.output);
     free(res.output);
 }
@@ -186,7 +215,8 @@ Test(crash, mismatched_order_timeout, .timeout = 60)
 Test(crash, stopped_rank_timeout, .timeout = 60)
 {
     struct job_result res;
-    hang_run("stop", 3, 1, "2", NULL, &res);
+    int t = 2 + startup_allowance();
+    hang_run("stop", 3, 1, t, NULL, &res);
     cr_expect_eq(res.status, 124, "%s", res.output);
     cr_expect(names_a_rank_pid(res.output, "hintrun: rank 1 (pid "), "%s", res.output);
     cr_expect(strstr(res.output, "is stopped (SIGSTOP or a debugger)") != NULL, "%s", res.output);
@@ -196,7 +226,7 @@ Test(crash, stopped_rank_timeout, .timeout = 60)
         snprintf(who, sizeof who, "hint: rank %d waiting ", r);
         cr_expect_eq(count_lines_with(res.output, who, " in barrier on group 0 call #"), 1, "%s", res.output);
     }
-    cr_expect(res.seconds >= 2.0 && res.seconds < 5.0, "job took %.2f s with --timeout 2", res.seconds);
+    cr_expect(res.seconds >= t && res.seconds < t + 3.0, "job took %.2f s with --timeout %d", res.seconds, t);
     expect_no_survivors(res.output);
     free(res.output);
 }
