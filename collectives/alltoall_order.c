@@ -6,14 +6,20 @@
  * order's tuples, Alg. 1-2, built once per group; morton: the Morton paper's Z curve cut into
  * P equal segments) straight from the sender's buffer into the
  * receiver's, with the hybrid temporal/non-temporal copy (Alg. 4), a store fence, a barrier.
- * Needs the group on one node with a collective slot; when any rank's buffer is off the heap,
- * every rank sees it in the published offsets and the call runs pairwise exchange instead
- * (single copy through CMA for large blocks). Any P.
+ * Needs the group on one node with a collective slot. A contiguous buffer off the heap (stack,
+ * static, mmap) is published as its address, and the blocks that touch it are copied in the same
+ * order with process_vm_readv/writev (CMA, single copy); when the kernel refuses CMA (probed once
+ * per group), or a derived-type side is off the heap, every rank sees it and the call runs
+ * pairwise exchange (ring for allgather) instead. HINT_COLL_STATS counts the paths. Any P.
  * Cost: 2 barriers + P block copies per rank, no message at all; each block is copied once.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "collectives/algs.h"
 #include "collectives/coll_shm.h"
@@ -32,12 +38,27 @@ struct thresh {
     struct copy_thresh th; /* Alg. 4's T (fixed) and R (adjusted per call), copy.h */
 };
 
+/* A block this rank receives, the rank whose list copies it, and its place in the order. */
+struct inbound {
+    uint32_t seq, src, owner;
+};
+
+#define NUMA_KIND ORDER_NKINDS /* index of the NUMA-aware schedule in the per-kind arrays */
+
+enum cma_state { CMA_UNKNOWN, CMA_OK, CMA_REFUSED };
+
 struct order_cache {
     struct order_tuple *tuples[ORDER_NKINDS];
     struct order_tuple *numa;   /* NUMA-aware Morton list (numa_s sockets), built on first use */
+    struct inbound *in[ORDER_NKINDS + 1]; /* this rank's blocks in order, for buffers off the heap */
     struct thresh th[THRESH_SLOTS];
     int mode;         /* enum copy_mode from HINT_COPY */
+    int cma;          /* enum cma_state: probed on the group's first call with a buffer off the heap */
 };
+
+/* The path each call took, per operation (HINT_COLL_STATS prints them at finalize). */
+enum order_path { PATH_HEAP, PATH_CMA, PATH_REFUSED, PATH_DERIVED_OFF_HEAP, NPATHS };
+static unsigned long path_calls[4][NPATHS]; /* alltoall, alltoallv, allgather, allgatherv */
 
 int coll_copy_override = -1;
 
@@ -46,6 +67,8 @@ static void cache_free(void *p)
     struct order_cache *c = p;
     for (int k = 0; k < ORDER_NKINDS; k++)
         free(c->tuples[k]);
+    for (int k = 0; k <= ORDER_NKINDS; k++)
+        free(c->in[k]);
     free(c->numa);
     free(c);
 }
@@ -92,6 +115,43 @@ static int my_socket(const struct coll_args *a)
     return topo_socket_of_self(&sock) == HINT_SUCCESS && sock >= 0 ? sock : 0;
 }
 
+static int by_seq(const void *x, const void *y)
+{
+    uint32_t a = ((const struct inbound *)x)->seq, b = ((const struct inbound *)y)->seq;
+    return (a > b) - (a < b);
+}
+
+/* The blocks this rank receives, in the order's sequence, with the rank whose list holds each:
+   every rank's list once (P^2 tuples), kept on the group. sock: the NUMA-aware schedule's
+   sockets (kind NUMA_KIND). */
+static const struct inbound *inbound_list(hint_group g, int kind, const int *sock)
+{
+    struct order_cache *c = cache_of(g);
+    if (c == NULL)
+        return NULL;
+    if (c->in[kind])
+        return c->in[kind];
+    int P = g->size, n = 0;
+    struct order_tuple *t = malloc((size_t)P * sizeof *t);
+    struct inbound *in = malloc((size_t)P * sizeof *in);
+    for (int r = 0; t && in && r < P; r++) {
+        int st = kind == NUMA_KIND ? order_numa_tuples(P, sock, r, t) : order_tuples(kind, P, r, t);
+        if (st != HINT_SUCCESS)
+            break;
+        for (int i = 0; i < P; i++)
+            if ((int)t[i].dst == g->rank && n < P)
+                in[n++] = (struct inbound){t[i].seq, t[i].src, (uint32_t)r};
+    }
+    free(t);
+    if (in == NULL || n != P) {
+        free(in);
+        return NULL;
+    }
+    qsort(in, (size_t)P, sizeof *in, by_seq);
+    c->in[kind] = in;
+    return in;
+}
+
 /* The NUMA-aware schedule from every member's published socket (order_numa_tuples), once. */
 static const struct order_tuple *numa_tuples(hint_group g, int slot)
 {
@@ -106,7 +166,7 @@ static const struct order_tuple *numa_tuples(hint_group g, int slot)
     if (sock && list) {
         for (int p = 0; p < P; p++)
             sock[p] = coll_shm_member(slot, p)->socket;
-        if (order_numa_tuples(P, sock, g->rank, list) == HINT_SUCCESS) {
+        if (order_numa_tuples(P, sock, g->rank, list) == HINT_SUCCESS && inbound_list(g, NUMA_KIND, sock)) {
             free(sock);
             c->numa = list;
             return list;
@@ -143,15 +203,28 @@ static size_t v_extent(const size_t *counts, const size_t *displs, int P)
     return end;
 }
 
+/* A contiguous side off the heap is published as its address in its own process (the bit
+   below set; user addresses never have it), which peers reach through CMA. */
+#define SIDE_ADDR ((uint64_t)1 << 63)
+
+static uint64_t contiguous_side(const char *buf, size_t bytes)
+{
+    uint64_t at = heap_span(buf, bytes);
+    return at != UINT64_MAX ? at : SIDE_ADDR | (uint64_t)(uintptr_t)buf;
+}
+
+static bool side_is_addr(uint64_t off) { return off != UINT64_MAX && (off & SIDE_ADDR); }
+
 /* Publish one side of an alltoall or allgather: its layout, and the heap offset of its first
-   touched byte; UINT64_MAX when any of it, or its type's piece list, is off the heap (or the
-   type has too many pieces to list), which sends every rank to the fallback. */
+   touched byte (contiguous sides off the heap: their address, contiguous_side); UINT64_MAX when
+   a derived side, or its type's piece list, is off the heap (or the type has too many pieces to
+   list), which sends every rank to the fallback. */
 static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_t nblocks, size_t block,
                              struct coll_shm_layout *out)
 {
     *out = (struct coll_shm_layout){0};
     if (l->type == NULL)
-        return heap_span(buf, block * nblocks);
+        return contiguous_side(buf, block * nblocks);
     size_t n;
     ptrdiff_t lo, hi;
     const struct dt_iov *iov = dt_iov(l->type, &n);
@@ -170,7 +243,7 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
 {
     *out = (struct coll_shm_layout){0};
     if (l->type == NULL)
-        return heap_span(buf, v_extent(counts, displs, nb));
+        return contiguous_side(buf, v_extent(counts, displs, nb));
     size_t n, es = dt_size(l->type);
     const struct dt_iov *iov = dt_iov(l->type, &n);
     uint64_t at = iov ? heap_span(iov, n * sizeof *iov) : UINT64_MAX;
@@ -254,10 +327,15 @@ static int fallback(struct coll_args *a, enum shape sh)
 /* n bytes from member s's send side, soff bytes from its buffer address, to member d's receive
    side at roff: the hybrid copy between contiguous sides, else piece against piece of the two
    published layouts. */
+static char *side_base(uint64_t off, const struct coll_shm_layout *l)
+{
+    return side_is_addr(off) ? (char *)(uintptr_t)(off & ~SIDE_ADDR) : (char *)heap_at(off) - l->lo;
+}
+
 static bool copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, ptrdiff_t soff,
                        ptrdiff_t roff, size_t n, size_t T, size_t R)
 {
-    char *src = (char *)heap_at(ms->soff) - ms->sl.lo + soff, *dst = (char *)heap_at(md->roff) - md->rl.lo + roff;
+    char *src = side_base(ms->soff, &ms->sl) + soff, *dst = side_base(md->roff, &md->rl) + roff;
     if (ms->sl.niov == 0 && md->rl.niov == 0)
         return copy_hybrid(dst, src, n, T, R);
     struct dt_flat fs = side_flat(&ms->sl), fd = side_flat(&md->rl);
@@ -278,8 +356,130 @@ static size_t threshold_block(const struct coll_args *a, enum shape sh)
     return most;
 }
 
+/* One block s -> d of this call: its bytes and offsets in s's send and d's receive side; bad
+   when the two members' counts disagree. */
+struct blk {
+    size_t n;
+    ptrdiff_t soff, roff;
+    bool bad;
+};
+
+static struct blk block_of(const struct coll_args *a, enum shape sh, int slot, int s, int d)
+{
+    int P = a->size;
+    const struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
+    struct blk k = {.n = a->block, .roff = block_at(&md->rl, a->block, s)};
+    switch (sh) {
+    case ALLTOALL: k.soff = block_at(&ms->sl, a->block, d); break;
+    case ALLTOALLV: k.n = ms->v[d]; k.soff = (ptrdiff_t)ms->v[P + d]; k.roff = (ptrdiff_t)md->v[2 * P + s]; break;
+    case ALLGATHER: break;
+    case ALLGATHERV: k.n = ms->v[P]; k.roff = (ptrdiff_t)md->v[s]; break;
+    }
+    k.bad = (sh == ALLTOALLV || sh == ALLGATHERV) && k.n != md->v[3 * P + s];
+    return k;
+}
+
+/* n bytes between this process (local) and process pid's address remote, with
+   process_vm_readv (into local) or process_vm_writev (from local); 0 or the errno. */
+static int cma_move(pid_t pid, char *local, char *remote, size_t n, bool write)
+{
+    size_t done = 0;
+    while (done < n) {
+        struct iovec l = {local + done, n - done}, r = {remote + done, n - done};
+        ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            return got < 0 ? errno : EIO;
+        }
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+/* How the call's sides can be reached: 0 all on the heap; 1 some contiguous ones only through
+   CMA; -1 a derived side off the heap, or derived layouts where CMA is needed (the piece lists
+   are not turned into iovecs): the fallback. Every rank computes the same. */
+static int sides_reach(int slot, int P)
+{
+    bool addr = false, derived = false;
+    for (int p = 0; p < P; p++) {
+        const struct coll_shm_member *m = coll_shm_member(slot, p);
+        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
+            return -1;
+        addr |= side_is_addr(m->soff) || side_is_addr(m->roff);
+        derived |= m->sl.niov || m->rl.niov;
+    }
+    return addr && derived ? -1 : addr;
+}
+
+/* May this rank read the other members' memory? One read of a byte of a peer's side off the
+   heap: refused (EPERM, EACCES: ptrace scope, a seccomp filter; ENOSYS) or not (a bad address
+   would be EFAULT, past the permission check). */
+static int cma_probe(int slot, int P, int me)
+{
+    for (int p = 0; p < P; p++) {
+        const struct coll_shm_member *m = coll_shm_member(slot, p);
+        uint64_t off = side_is_addr(m->soff) ? m->soff : m->roff;
+        if (p == me || !side_is_addr(off))
+            continue;
+        char byte;
+        int err = cma_move(m->pid, &byte, (char *)(uintptr_t)(off & ~SIDE_ADDR), 1, false);
+        return err == EPERM || err == EACCES || err == ENOSYS ? err : 0;
+    }
+    return 0;
+}
+
+static const char *const shape_names[] = {"alltoall", "alltoallv", "allgather", "allgatherv"};
+
+/* The group's first call with a side off the heap: every rank probes, a barrier, all agree. */
+static int cma_agree(struct coll_args *a, struct order_cache *c, int slot)
+{
+    int err = cma_probe(slot, a->size, a->rank);
+    if (err)
+        atomic_store(&coll_shm_slot(slot)->cma_refused, 2 * (uint64_t)a->tag);
+    int st = barrier_shm(a);
+    if (st != HINT_SUCCESS)
+        return st;
+    c->cma = atomic_load(&coll_shm_slot(slot)->cma_refused) == 2 * (uint64_t)a->tag ? CMA_REFUSED : CMA_OK;
+    static bool said;
+    if (c->cma == CMA_REFUSED && err && !said) {
+        said = true;
+        RT_ERR("coll", "process_vm_readv to another rank refused (%s; /proc/sys/kernel/yama/ptrace_scope or a "
+               "seccomp filter): on this group the copy orders with buffers off the shared heap run pairwise "
+               "(alltoall) or ring (allgather) instead; buffers from malloc/hint_malloc avoid it", strerror(err));
+    }
+    return HINT_SUCCESS;
+}
+
+/* Copy block s -> d by whichever means this rank has: both sides here (the heap, or this
+   process's own memory): the hybrid copy; one side here: CMA to or from the other's process;
+   neither: false (the receiver reads it, order_copy). *err gets a failed CMA's errno. */
+static bool copy_any(const struct coll_args *a, int slot, int s, int d, const struct blk *k, size_t T, size_t R,
+                     bool *hybrid_ran, int *err)
+{
+    const struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
+    bool src_here = !side_is_addr(ms->soff) || s == a->rank, dst_here = !side_is_addr(md->roff) || d == a->rank;
+    char *src = side_base(ms->soff, &ms->sl) + k->soff, *dst = side_base(md->roff, &md->rl) + k->roff;
+    int e = 0;
+    if (src_here && dst_here)
+        *hybrid_ran |= copy_block(ms, md, k->soff, k->roff, k->n, T, R);
+    else if (dst_here)
+        e = cma_move(ms->pid, dst, src, k->n, false);
+    else if (src_here)
+        e = cma_move(md->pid, src, dst, k->n, true);
+    else
+        return false;
+    if (e && !*err)
+        *err = e;
+    return true;
+}
+
 /* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
-   kind < 0: the NUMA-aware Morton schedule. */
+   kind < 0: the NUMA-aware Morton schedule. Sides off the heap: the same tuples, each copied
+   through CMA by the rank whose list holds it when one of the block's sides is in its process;
+   a block whose sides are both elsewhere is read by its receiver, which goes through its own
+   incoming blocks in the order's sequence after its list. */
 static int order_copy(struct coll_args *a, int kind, enum shape sh)
 {
     const struct order_tuple *tl = kind >= 0 ? coll_order_tuples(a->g, kind) : NULL;
@@ -287,9 +487,9 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     if ((kind >= 0 && tl == NULL) || c == NULL)
         return HINT_ERR_NOMEM;
     int P = a->size, slot = coll_group_of(a->g)->slot;
-    size_t b = a->block;
     struct coll_shm_member *me = coll_shm_member(slot, a->rank);
     publish(a, sh, me);
+    me->pid = (int32_t)getpid();
     if (kind < 0 && c->numa == NULL)
         me->socket = my_socket(a);
     int st = coll_heap_meet(a); /* publishes (release/acquire through the barrier) */
@@ -297,37 +497,48 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         return st;
     if (kind < 0 && (tl = numa_tuples(a->g, slot)) == NULL)
         return HINT_ERR_NOMEM; /* every rank has the same inputs: all fail alike */
-    for (int p = 0; p < P; p++) {
-        struct coll_shm_member *m = coll_shm_member(slot, p);
-        if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
-            return fallback(a, sh); /* every rank sees the same offsets: all fall back */
+    int reach = sides_reach(slot, P); /* every rank sees the same offsets: all choose alike */
+    if (reach < 0) {
+        path_calls[sh][PATH_DERIVED_OFF_HEAP]++;
+        return fallback(a, sh);
     }
+    if (reach > 0 && c->cma == CMA_UNKNOWN && (st = cma_agree(a, c, slot)) != HINT_SUCCESS)
+        return st;
+    if (reach > 0 && c->cma == CMA_REFUSED) {
+        path_calls[sh][PATH_REFUSED]++;
+        return fallback(a, sh);
+    }
+    const struct inbound *in = reach > 0 ? inbound_list(a->g, kind < 0 ? NUMA_KIND : kind, NULL) : NULL;
+    if (reach > 0 && in == NULL)
+        return HINT_ERR_NOMEM; /* the NUMA list is built with numa_tuples; the others from the order alone */
     int mode = a->copy >= 0 ? a->copy : coll_copy_override >= 0 ? coll_copy_override : c->mode;
     struct thresh *th = mode == COPY_HYBRID ? threshold_for(c, threshold_block(a, sh), P) : NULL;
     size_t T = mode == COPY_TEMPORAL ? SIZE_MAX : mode == COPY_NT ? 0 : th->th.T;
     size_t R = th ? th->th.R : 0;
     double t0 = th ? hint_wtime() : 0;
     bool mismatch = false, hybrid_ran = false;
+    int err = 0;
     for (int i = 0; i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
-        struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
-        size_t n = b;
-        ptrdiff_t soff = 0, roff = block_at(&md->rl, b, s);
-        switch (sh) {
-        case ALLTOALL: soff = block_at(&ms->sl, b, d); break;
-        case ALLTOALLV: n = ms->v[d]; soff = (ptrdiff_t)ms->v[P + d]; roff = (ptrdiff_t)md->v[2 * P + s]; break;
-        case ALLGATHER: break;
-        case ALLGATHERV: n = ms->v[P]; roff = (ptrdiff_t)md->v[s]; break;
-        }
-        if ((sh == ALLTOALLV || sh == ALLGATHERV) && n != md->v[3 * P + s]) {
+        struct blk k = block_of(a, sh, slot, s, d);
+        if (k.bad) {
             mismatch = true; /* s sends n bytes that d has not room, or no use, for */
             continue;
         }
-        if (n)
-            hybrid_ran |= copy_block(ms, md, soff, roff, n, T, R);
+        if (k.n)
+            copy_any(a, slot, s, d, &k, T, R, &hybrid_ran, &err);
+    }
+    for (int i = 0; in && side_is_addr(me->roff) && i < P; i++) {
+        int s = (int)in[i].src, owner = (int)in[i].owner;
+        struct blk k = block_of(a, sh, slot, s, a->rank);
+        if (owner == a->rank || owner == s || !side_is_addr(coll_shm_member(slot, s)->soff) || k.bad || !k.n)
+            continue; /* its owner copied it (or found it bad) */
+        copy_any(a, slot, s, a->rank, &k, T, R, &hybrid_ran, &err);
     }
     if (mismatch)
         atomic_store(&coll_shm_slot(slot)->mismatch, (uint64_t)a->tag);
+    if (err)
+        atomic_store(&coll_shm_slot(slot)->cma_refused, 2 * (uint64_t)a->tag + 1);
     copy_fence();
     if (coll_has_layout(a))
         coll_count_direct();
@@ -335,10 +546,30 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         copy_thresh_record(&th->th, hybrid_ran, hint_wtime() - t0);
     if ((st = barrier_shm(a)) != HINT_SUCCESS)
         return st;
-    /* no rank publishes again before every rank has passed this barrier: the word is this call's */
+    /* no rank publishes again before every rank has passed this barrier: the words are this call's */
+    if (atomic_load(&coll_shm_slot(slot)->cma_refused) == 2 * (uint64_t)a->tag + 1) {
+        if (err)
+            RT_ERR("coll", "%s: a CMA copy to or from another rank failed (%s); the call is repeated pairwise",
+                   shape_names[sh], strerror(err));
+        path_calls[sh][PATH_REFUSED]++;
+        return fallback(a, sh); /* every block is copied again; no send side was written */
+    }
+    path_calls[sh][reach > 0 ? PATH_CMA : PATH_HEAP]++;
     if (atomic_load(&coll_shm_slot(slot)->mismatch) != (uint64_t)a->tag)
         return HINT_SUCCESS;
     return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
+}
+
+void order_stats_report(void)
+{
+    for (int sh = 0; sh < 4; sh++) {
+        unsigned long *n = path_calls[sh];
+        if (rt_cfg_long("HINT_COLL_STATS") && n[PATH_HEAP] + n[PATH_CMA] + n[PATH_REFUSED] + n[PATH_DERIVED_OFF_HEAP])
+            RT_ERR("coll", "copy-order %s calls: %lu on the shared heap, %lu through CMA (a buffer off the heap), "
+                   "%lu fell back (CMA refused), %lu fell back (derived type off the heap)", shape_names[sh],
+                   n[PATH_HEAP], n[PATH_CMA], n[PATH_REFUSED], n[PATH_DERIVED_OFF_HEAP]);
+        memset(n, 0, sizeof path_calls[sh]);
+    }
 }
 
 int alltoall_row(struct coll_args *a) { return order_copy(a, ORDER_ROW, ALLTOALL); }

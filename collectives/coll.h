@@ -151,6 +151,8 @@ void coll_staging_release_all(void);
 void coll_record(int op_id, const char *name);
 /* HINT_COLL_STATS=1: print this rank's counts of derived-type calls (hint_finalize). */
 void coll_stats_report(void);
+/* HINT_COLL_STATS=1: which path the copy orders took, per operation (alltoall_order.c). */
+void order_stats_report(void);
 
 /* ---- derived layouts (collectives/typed.c) ---- */
 static inline bool coll_has_layout(const struct coll_args *a) { return a->sl.type || a->rl.type; }

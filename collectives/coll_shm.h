@@ -39,7 +39,10 @@ struct coll_shm_slot {
     _Atomic uint64_t generation; /* groups that have held the slot (bumped at acquisition) */
     _Atomic uint64_t mismatch; /* tag of the last call in which a copier found two members'
                                   block sizes disagree (read after the call's closing barrier) */
-    char pad0[COLL_CACHE_LINE - 24];
+    _Atomic uint64_t cma_refused; /* copy orders (collectives/alltoall_order.c): 2 x the tag of the
+                                  call whose CMA probe a member found refused, 2 x tag + 1 of one
+                                  in which a CMA copy failed (read after a barrier) */
+    char pad0[COLL_CACHE_LINE - 32];
     _Atomic uint64_t arrive;   /* barrier: arrivals so far (all barriers of the group) */
     char pad1[COLL_CACHE_LINE - 8];
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */
@@ -66,7 +69,7 @@ struct coll_shm_member {
     _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
     uint64_t stage_off;        /* staged collectives: heap offset of this member's staging area */
     int32_t socket;            /* NUMA-aware algorithms: the socket this member runs on */
-    int32_t unused;
+    int32_t pid;               /* copy orders: this member's process, for CMA to buffers off the heap */
     struct coll_shm_layout sl, rl; /* derived layouts of the send and receive buffers */
     uint64_t sig;              /* shared-heap algorithms: what this member's call must agree on */
     uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P], rcounts[P] in bytes (v variants) */

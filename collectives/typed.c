@@ -234,4 +234,5 @@ void coll_stats_report(void)
         RT_ERR("coll", "derived-type collective calls: %lu copied straight from and to the layouts, "
                "%lu staged through packed bytes", stats.direct, stats.packed);
     stats.direct = stats.packed = 0;
+    order_stats_report();
 }

@@ -141,9 +141,9 @@ int order_numa_tuples(int P, const int sock[], int rank, struct order_tuple *out
         return HINT_ERR_ARG;
     int st = HINT_ERR_NOMEM;
     int *ids = malloc((size_t)P * sizeof *ids), *idx = malloc((size_t)P * sizeof *idx);
-    int *members = malloc((size_t)P * sizeof *members), *fill = calloc((size_t)P, sizeof *fill);
-    struct order_tuple *seg = malloc((size_t)P * sizeof *seg);
-    if (!ids || !idx || !members || !fill || !seg)
+    int *members = malloc((size_t)P * sizeof *members), *cnt = calloc((size_t)P, sizeof *cnt);
+    int *start = calloc((size_t)P + 1, sizeof *start);
+    if (!ids || !idx || !members || !cnt || !start)
         goto out;
     memcpy(ids, sock, (size_t)P * sizeof *ids);
     qsort(ids, (size_t)P, sizeof *ids, by_int);
@@ -151,40 +151,42 @@ int order_numa_tuples(int P, const int sock[], int rank, struct order_tuple *out
     for (int p = 0; p < P; p++)
         if (p == 0 || ids[p] != ids[p - 1])
             ids[s++] = ids[p]; /* distinct sockets, sorted */
-    int q = P / s, homogeneous = P % s == 0;
-    for (int p = 0; p < P && homogeneous; p++) {
+    for (int p = 0; p < P; p++) {
         int k = 0;
         while (ids[k] != sock[p])
             k++;
         idx[p] = k;
-        if (fill[k] == q)
-            homogeneous = 0;
-        else
-            members[k * q + fill[k]++] = p;
+        cnt[k]++;
     }
-    if (!homogeneous) {
-        s = 1;
-        q = P;
-        for (int p = 0; p < P; p++)
-            members[p] = p, idx[p] = 0;
-    }
-    int k = idx[rank], i = 0;
-    while (members[k * q + i] != rank)
+    for (int k = 0; k < s; k++)
+        start[k + 1] = start[k] + cnt[k];
+    int *fill = ids; /* the socket ids are no longer needed */
+    memset(fill, 0, (size_t)P * sizeof *fill);
+    for (int p = 0; p < P; p++)
+        members[start[idx[p]] + fill[idx[p]]++] = p; /* socket k's ranks, in rank order */
+    int k = idx[rank], i = 0, qk = cnt[k];
+    while (members[start[k] + i] != rank)
         i++;
-    if ((st = order_tuples(ORDER_MORTON, q, i, seg)) != HINT_SUCCESS)
-        goto out;
+    /* step j: the qf x qk bunch from socket k + j; its Morton curve cut into qk equal segments
+       of qf blocks, segment i this rank's (sum of qf over the steps: P tuples) */
     int n = 0;
+    uint32_t base = 0;
     for (int j = 0; j < s; j++) {
-        int from = (k + j) % s;
-        for (int t = 0; t < q; t++)
-            out[n++] = (struct order_tuple){(uint32_t)(j * q * q) + seg[t].seq, (uint32_t)members[from * q + (int)seg[t].src],
-                                            (uint32_t)members[k * q + (int)seg[t].dst]};
+        int from = (k + j) % s, qf = cnt[from];
+        for (int z = i * qf; z < (i + 1) * qf; z++) {
+            uint32_t x, y;
+            morton_coords((uint32_t)qf, (uint32_t)qk, (uint32_t)z, &x, &y);
+            out[n++] = (struct order_tuple){base + (uint32_t)z + 1, (uint32_t)members[start[from] + (int)x],
+                                            (uint32_t)members[start[k] + (int)y]};
+        }
+        base += (uint32_t)(qf * qk);
     }
+    st = n == P ? HINT_SUCCESS : HINT_ERR_INTERNAL;
 out:
     free(ids);
     free(idx);
     free(members);
-    free(fill);
-    free(seg);
+    free(cnt);
+    free(start);
     return st;
 }

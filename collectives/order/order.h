@@ -39,11 +39,11 @@ int order_grid(int kind, int P, uint32_t *grid);
 int order_tuples(int kind, int P, int rank, struct order_tuple *out);
 const char *order_name(int kind);
 /* The Morton paper's NUMA-aware schedule (§2.4) for rank, given every rank's socket: with s
-   sockets of q ranks each, step j copies the blocks from socket k + j (mod s) into rank's own
-   socket k, and each q x q bunch is cut into q Morton segments, one per rank of the socket (in
-   rank order). So every rank writes only receive buffers of its own socket. Sockets with unequal
-   numbers of ranks cannot be cut so: then all ranks count as one socket (plain Morton). P
-   tuples, in step order. */
+   sockets, step j copies the blocks from socket k + j (mod s) into rank's own socket k, and each
+   bunch (q_from senders x q_k receivers) is cut along its Morton curve into q_k equal segments,
+   one per rank of the socket (in rank order). So every rank writes only receive buffers of its
+   own socket, also when sockets hold unequal numbers of ranks (then the bunches are rectangles:
+   segment i of step j is q_from blocks, P over all steps). P tuples, in step order. */
 int order_numa_tuples(int P, const int sock[], int rank, struct order_tuple *out);
 
 /* (x, y) of position d on the Hilbert curve of an n x n grid, n a power of two. */

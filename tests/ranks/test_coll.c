@@ -223,6 +223,38 @@ ParameterizedTest(int *np, coll, autotune, .timeout = 120)
     free(res.output);
 }
 
+/* The copy orders with buffers of every kind on both sides (heap, stack, static, mmap; issue 23):
+   through CMA, and with CMA refused by a seccomp filter, pairwise / ring (tests/ranks/order_buffers.c). */
+struct buffers_case {
+    int np;
+    bool refused;
+};
+
+ParameterizedTestParameters(coll, order_buffers)
+{
+    static struct buffers_case c[] = {{2, false}, {3, false}, {4, false}, {3, true}};
+    return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
+{
+    if (spans_nodes(c->np))
+        cr_skip_test("the copy orders need one node");
+    const char *argv[] = {job_build_path("tests/ranks/order_buffers"), c->refused ? "refused" : NULL, NULL};
+    const char *const env[] = {"HINT_COLL_STATS=1", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
+    if (c->refused && strstr(res.output, "# SKIP"))
+        cr_skip_test("%s", strstr(res.output, "# SKIP"));
+    cr_expect_eq(res.status, 0, "%d ranks%s:\n%s", c->np, c->refused ? ", CMA refused" : "", res.output);
+    /* each rank's HINT_COLL_STATS line names the path: CMA, or the fallback when refused */
+    const char *want = c->refused ? "fell back (CMA refused)" : "through CMA";
+    cr_expect(strstr(res.output, want) != NULL, "no '%s' in:\n%s", want, res.output);
+    if (!c->refused)
+        cr_expect(strstr(res.output, " 0 fell back (CMA refused)") != NULL, "%s", res.output);
+    free(res.output);
+}
+
 /* The Morton family (issue 7): plain and NUMA-aware, with 2 virtual sockets where P is even,
    for issue 7's rank counts; coll_check runs every algorithm of the operation. */
 struct morton_case {
@@ -256,7 +288,7 @@ ParameterizedTest(struct morton_case *c, coll, morton_virtual_sockets, .timeout 
 }
 
 /* morton_numa with sockets from HINT_TOPO_FILE: interleaved (ranks 0 and 2 on one socket) and
-   unequal (2 + 1 ranks: the schedule falls back to one socket). */
+   unequal (2 + 1 ranks: each socket's ranks split the bunches along their Morton curve). */
 struct topo_case {
     char op[16];
     char file[16];

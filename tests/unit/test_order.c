@@ -123,26 +123,42 @@ Test(copy, kernels_match_memcpy)
     free(ref);
 }
 
-/* The NUMA-aware schedule: every block exactly once, each rank writing only into its own socket,
-   for contiguous, interleaved and unequal socket layouts. */
+/* The NUMA-aware schedule: every block exactly once, P tuples per rank, each rank writing only
+   into its own socket, for contiguous, interleaved and unequal socket layouts (issue 23: unequal
+   sockets used to fall back to one socket); with equal sockets, step 0 of each rank is the plain
+   Morton segment of its socket's q x q bunch. */
 Test(order, numa_schedule_stays_in_its_socket)
 {
     int layouts[][8] = {{0, 0, 0, 0, 1, 1, 1, 1}, {0, 1, 0, 1, 0, 1, 0, 1}, {3, 3, 7, 7, 5, 5, 9, 9},
-                        {0, 0, 0, 1, 1, 1, 1, 1}};
-    for (int l = 0; l < 4; l++) {
+                        {0, 0, 0, 1, 1, 1, 1, 1}, {0, 1, 1, 2, 2, 2, 0, 1}, {4, 4, 4, 4, 4, 4, 4, 9},
+                        {2, 0, 0, 0, 0, 0, 1, 1}};
+    int nl = sizeof layouts / sizeof layouts[0];
+    for (int l = 0; l < nl; l++) {
         int P = 8, seen[64] = {0};
-        bool unequal = l == 3;
         for (int r = 0; r < P; r++) {
             struct order_tuple t[8];
             cr_assert_eq(order_numa_tuples(P, layouts[l], r, t), HINT_SUCCESS);
             for (int i = 0; i < P; i++) {
+                cr_assert(t[i].src < 8 && t[i].dst < 8, "layout %d rank %d tuple %d out of range", l, r, i);
                 seen[t[i].src * P + t[i].dst]++;
-                if (!unequal)
-                    cr_expect_eq(layouts[l][t[i].dst], layouts[l][r], "layout %d rank %d writes into socket %d", l, r,
-                                 layouts[l][t[i].dst]);
+                cr_expect_eq(layouts[l][t[i].dst], layouts[l][r], "layout %d rank %d writes into socket %d", l, r,
+                             layouts[l][t[i].dst]);
+                if (i)
+                    cr_expect_gt(t[i].seq, t[i - 1].seq, "layout %d rank %d: tuples not in step order", l, r);
             }
         }
         for (int k = 0; k < P * P; k++)
             cr_expect_eq(seen[k], 1, "layout %d block (%d,%d) copied %d times", l, k / P, k % P, seen[k]);
+    }
+    /* equal sockets of 4 (layout 0): rank r's first 4 tuples are Morton segment r % 4 of 4 x 4 */
+    for (int r = 0; r < 8; r++) {
+        struct order_tuple t[8], m[4];
+        cr_assert_eq(order_numa_tuples(8, layouts[0], r, t), HINT_SUCCESS);
+        cr_assert_eq(order_tuples(ORDER_MORTON, 4, r % 4, m), HINT_SUCCESS);
+        int base = r / 4 * 4;
+        for (int i = 0; i < 4; i++)
+            cr_expect(t[i].seq == m[i].seq && (int)t[i].src == base + (int)m[i].src &&
+                          (int)t[i].dst == base + (int)m[i].dst,
+                      "rank %d tuple %d", r, i);
     }
 }

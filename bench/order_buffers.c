@@ -1,0 +1,95 @@
+/*
+ * bench/order_buffers.c — hint-order-buffers: alltoall through a copy order with the buffers on
+ * the shared heap, on the stack or in a private mmap (the last two reach the peers through CMA,
+ * issue 23), beside pairwise exchange on the same buffers. Per size, kind and algorithm: each
+ * rank times every call (after a barrier); the median over the calls, the slowest rank's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hint.h"
+
+#define MAXSIDE (2u << 20) /* bytes of one side: P * block (two on the stack: 4 MiB of its 8) */
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median_call(const char *alg, unsigned char *s, unsigned char *r, size_t block, int iters)
+{
+    double *t = malloc((size_t)iters * sizeof *t), med, worst;
+    hint_coll_set("alltoall", alg);
+    hint_coll_set("barrier", "auto");
+    for (int i = -iters / 10 - 2; i < iters; i++) {
+        hint_barrier(HINT_WORLD);
+        double t0 = hint_wtime();
+        if (hint_alltoall(s, block, HINT_BYTE, r, block, HINT_BYTE, HINT_WORLD) != HINT_SUCCESS) {
+            fprintf(stderr, "hint-order-buffers: alltoall %s failed\n", alg);
+            hint_abort(1);
+        }
+        if (i >= 0)
+            t[i] = hint_wtime() - t0;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp);
+    med = t[iters / 2] * 1e6;
+    free(t);
+    hint_allreduce(&med, &worst, 1, HINT_DOUBLE, HINT_MAX, HINT_WORLD);
+    return worst;
+}
+
+static void run(const char *kind, unsigned char *s, unsigned char *r, int P, int rank, int iters)
+{
+    static const char *const algs[] = {"morton", "hilbert", "pairwise"};
+    static const size_t blocks[] = {4096, 65536, 262144, 1048576};
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+        if (blocks[b] * (size_t)P > MAXSIDE)
+            continue;
+        memset(s, rank, blocks[b] * (size_t)P);
+        for (int a = 0; a < 3; a++) {
+            double us = median_call(algs[a], s, r, blocks[b], iters);
+            const char *ran = "?";
+            hint_coll_last("alltoall", &ran);
+            if (rank == 0)
+                printf("%-6s %8zu  %-9s %10.2f us  (ran %s)\n", kind, blocks[b], algs[a], us, ran);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--help")) {
+        printf("usage: hintrun -n P hint-order-buffers [ITERS]\n"
+               "alltoall at 4K..1M per block (up to %u bytes per side), buffers on the heap, the stack and\n"
+               "in an mmap, through morton and hilbert (CMA off the heap) and pairwise; the median call\n"
+               "time of the slowest rank, in us.\n", MAXSIDE);
+        return 0;
+    }
+    if (hint_init(&argc, &argv) != HINT_SUCCESS)
+        return 1;
+    int P, rank, iters = argc > 1 ? atoi(argv[1]) : 50;
+    hint_group_size(HINT_WORLD, &P);
+    hint_group_rank(HINT_WORLD, &rank);
+    unsigned char *hs = hint_malloc(MAXSIDE), *hr = hint_malloc(MAXSIDE);
+    if (rank == 0)
+        printf("# P=%d, %d calls per point; kind, bytes per block, algorithm, median us\n", P, iters);
+    run("heap", hs, hr, P, rank, iters);
+    unsigned char *ms = mmap(NULL, MAXSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *mr = mmap(NULL, MAXSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ms == MAP_FAILED || mr == MAP_FAILED)
+        hint_abort(1);
+    run("mmap", ms, mr, P, rank, iters);
+    {
+        unsigned char ss[MAXSIDE], sr[MAXSIDE]; /* on the main thread's stack */
+        run("stack", ss, sr, P, rank, iters);
+    }
+    hint_free(hs);
+    hint_free(hr);
+    munmap(ms, MAXSIDE);
+    munmap(mr, MAXSIDE);
+    hint_finalize();
+    return 0;
+}
