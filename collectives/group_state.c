@@ -9,6 +9,7 @@
 
 #include "collectives/coll.h"
 #include "collectives/coll_shm.h"
+#include "collectives/nbc_heap.h"
 #include "runtime/group.h"
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
@@ -172,6 +173,8 @@ int coll_setup(void)
 {
     coll_group_key = grp_part_register(&coll_part);
     area_id = rt_node_area_add("collectives", coll_shm_bytes);
+    if (nbc_heap_setup() != HINT_SUCCESS)
+        return HINT_ERR_INTERNAL;
     return coll_group_key < 0 || area_id < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
 }
 

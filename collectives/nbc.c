@@ -18,8 +18,12 @@
  * Derived datatypes: the data moves in the caller's types where it only moves; a reduction packs
  * its input to dense scratch at the call and unpacks its result at the end.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "collectives/nbc_heap.h"
 #include "collectives/sched.h"
 #include "runtime/runtime.h"
 
@@ -142,12 +146,6 @@ void nbc_allreduce(struct sched *s, const struct coll_args *a)
     int rem = P - pof2, nr = fold_rank(r, rem);
     char *acc = a->rl.type ? sched_scratch(s, a->block) : a->rbuf;
     dense_input(s, a, acc);
-    if (P > 2 && a->block >= NBC_RING_BYTES && a->count >= (size_t)P && op_commutes(a->op)) {
-        allreduce_ring(s, a, acc);
-        if (a->rl.type)
-            nbc_copy(s, acc, &bytes, a->rbuf, &a->rl, a->block);
-        return;
-    }
     char *tmp = sched_scratch(s, a->block);
     if (r < 2 * rem) {
         if (nr < 0) {
@@ -180,6 +178,16 @@ void nbc_allreduce(struct sched *s, const struct coll_args *a)
         nbc_copy(s, acc, &bytes, a->rbuf, &a->rl, a->block);
 }
 
+void nbc_allreduce_ring(struct sched *s, const struct coll_args *a)
+{
+    static const struct coll_layout bytes = {0};
+    char *acc = a->rl.type ? sched_scratch(s, a->block) : a->rbuf;
+    dense_input(s, a, acc);
+    allreduce_ring(s, a, acc);
+    if (a->rl.type)
+        nbc_copy(s, acc, &bytes, a->rbuf, &a->rl, a->block);
+}
+
 void nbc_reduce_scatter_block(struct sched *s, const struct coll_args *a)
 {
     static const struct coll_layout bytes = {0};
@@ -207,28 +215,167 @@ void nbc_reduce_scatter_block(struct sched *s, const struct coll_args *a)
 
 typedef void (*nbc_builder)(struct sched *, const struct coll_args *);
 
-static const nbc_builder builders[COLL_NOPS] = {
-    [COLL_BARRIER] = nbc_barrier,
-    [COLL_BCAST] = nbc_bcast,
-    [COLL_REDUCE] = nbc_reduce,
-    [COLL_ALLREDUCE] = nbc_allreduce,
-    [COLL_REDUCE_SCATTER_BLOCK] = nbc_reduce_scatter_block,
-    [COLL_GATHER] = nbc_gather,
-    [COLL_GATHERV] = nbc_gather,
-    [COLL_SCATTER] = nbc_scatter,
-    [COLL_SCATTERV] = nbc_scatter,
-    [COLL_ALLGATHER] = nbc_allgather,
-    [COLL_ALLGATHERV] = nbc_allgather,
-    [COLL_ALLTOALL] = nbc_alltoall,
-    [COLL_ALLTOALLV] = nbc_alltoall,
-    [COLL_NEIGHBOR_ALLGATHER] = nbc_neighbor,
-    [COLL_NEIGHBOR_ALLGATHERV] = nbc_neighbor,
-    [COLL_NEIGHBOR_ALLTOALL] = nbc_neighbor,
-    [COLL_NEIGHBOR_ALLTOALLV] = nbc_neighbor,
+/* Each operation's nonblocking algorithms, in nbc_algs order: its message schedule(s), then
+   "heap" where a single-copy schedule exists (nbc_heap.c). The defaults: heap when the group
+   can run it, else the message schedule (iallreduce: ring from NBC_RING_BYTES when it can). */
+enum { NBC_MSG, NBC_MSG2, NBC_HEAP, NBC_NALGS };
+struct nbc_op {
+    nbc_builder build;
+    const char *names[NBC_NALGS]; /* NULL: the operation has no such algorithm */
 };
+
+static const struct nbc_op nbc_ops[COLL_NOPS] = {
+    [COLL_BARRIER] = {nbc_barrier, {"dissemination"}},
+    [COLL_BCAST] = {nbc_bcast, {"binomial", NULL, "heap"}},
+    [COLL_REDUCE] = {nbc_reduce, {"binomial", NULL, "heap"}},
+    [COLL_ALLREDUCE] = {nbc_allreduce, {"recursive_doubling", "ring", "heap"}},
+    [COLL_REDUCE_SCATTER_BLOCK] = {nbc_reduce_scatter_block, {"linear", NULL, "heap"}},
+    [COLL_GATHER] = {nbc_gather, {"linear", NULL, "heap"}},
+    [COLL_GATHERV] = {nbc_gather, {"linear", NULL, "heap"}},
+    [COLL_SCATTER] = {nbc_scatter, {"linear", NULL, "heap"}},
+    [COLL_SCATTERV] = {nbc_scatter, {"linear", NULL, "heap"}},
+    [COLL_ALLGATHER] = {nbc_allgather, {"linear", NULL, "heap"}},
+    [COLL_ALLGATHERV] = {nbc_allgather, {"linear", NULL, "heap"}},
+    [COLL_ALLTOALL] = {nbc_alltoall, {"linear", NULL, "heap"}},
+    [COLL_ALLTOALLV] = {nbc_alltoall, {"linear", NULL, "heap"}},
+    [COLL_NEIGHBOR_ALLGATHER] = {nbc_neighbor, {"linear"}},
+    [COLL_NEIGHBOR_ALLGATHERV] = {nbc_neighbor, {"linear"}},
+    [COLL_NEIGHBOR_ALLTOALL] = {nbc_neighbor, {"linear"}},
+    [COLL_NEIGHBOR_ALLTOALLV] = {nbc_neighbor, {"linear"}},
+};
+
+static const char *nbc_last[COLL_NOPS]; /* what this rank's last i-call of each op ran */
+
+static int nbc_index(int op, const char *name)
+{
+    for (int k = 0; k < NBC_NALGS; k++)
+        if (nbc_ops[op].names[k] && strcmp(nbc_ops[op].names[k], name) == 0)
+            return k;
+    return -1;
+}
+
+/* HINT_I<OP> (else HINT_<OP> when it names one of the nonblocking algorithms), read once:
+   index + 1, 0 for auto; an unknown name in HINT_I<OP> is reported and auto stays. */
+static int nbc_forced[COLL_NOPS];
+static bool nbc_env_read;
+
+static void env_var(char *var, size_t n, const char *prefix, int op)
+{
+    int k = snprintf(var, n, "%s%s", prefix, coll_tables[op].op);
+    for (int i = (int)strlen(prefix); i < k && (size_t)i < n; i++)
+        var[i] = (char)toupper((unsigned char)var[i]);
+}
+
+/* The nonblocking algorithm that variable `var` names for op: index + 1, 0 when unset or auto,
+   -1 when it names none (reported when `report`). */
+static int named(const char *var, int op, bool report)
+{
+    const char *v = getenv(var);
+    if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
+        return 0;
+    int k = nbc_index(op, v);
+    if (k < 0 && report)
+        RT_ERR("coll", "%s=%s: i%s has no such algorithm (hint_info --algorithms lists them); HINT_%s or "
+               "the defaults choose", var, v, coll_tables[op].op, var + 6);
+    return k + 1;
+}
+
+static void nbc_read_env(void)
+{
+    nbc_env_read = true;
+    for (int op = 0; op < COLL_NOPS; op++) {
+        if (nbc_ops[op].build == NULL)
+            continue;
+        char var[64];
+        env_var(var, sizeof var, "HINT_I", op);
+        int k = named(var, op, true);
+        if (k <= 0) { /* unset or unknown: HINT_<OP> when it names a nonblocking algorithm */
+            env_var(var, sizeof var, "HINT_", op);
+            k = named(var, op, false);
+        }
+        nbc_forced[op] = k > 0 ? k : 0;
+    }
+}
+
+static bool ring_usable(const struct coll_args *a)
+{
+    return a->size > 2 && a->count >= (size_t)a->size && op_commutes(a->op);
+}
+
+static bool nbc_usable(int k, const struct coll_args *a)
+{
+    if (k == NBC_HEAP)
+        return nbc_heap_usable(a);
+    if (k == NBC_MSG2)
+        return ring_usable(a);
+    return true;
+}
+
+/* The algorithm for the call: forced if it can run (else HINT_ERR_UNSUPPORTED, or the defaults
+   with HINT_COLL_FALLBACK=warn|silent), then heap when usable, then the message schedule. */
+static int nbc_choose(const struct coll_args *a, int *alg)
+{
+    if (!nbc_env_read)
+        nbc_read_env();
+    int f = nbc_forced[a->op_id] - 1;
+    if (f >= 0) {
+        if (nbc_usable(f, a)) {
+            *alg = f;
+            return HINT_SUCCESS;
+        }
+        const char *mode = rt_cfg_str("HINT_COLL_FALLBACK");
+        if (strcmp(mode, "warn") == 0)
+            RT_ERR("coll", "i%s algorithm %s cannot run here (P=%d); running the default instead",
+                   coll_tables[a->op_id].op, nbc_ops[a->op_id].names[f], a->size);
+        else if (strcmp(mode, "silent") != 0)
+            return HINT_ERR_UNSUPPORTED;
+    }
+    if (nbc_ops[a->op_id].names[NBC_HEAP] && nbc_heap_usable(a))
+        *alg = NBC_HEAP;
+    else if (a->op_id == COLL_ALLREDUCE && a->block >= NBC_RING_BYTES && ring_usable(a))
+        *alg = NBC_MSG2;
+    else
+        *alg = NBC_MSG;
+    return HINT_SUCCESS;
+}
+
+int nbc_forced_alg(int op_id, const char **name)
+{
+    if (!nbc_env_read)
+        nbc_read_env();
+    *name = nbc_forced[op_id] ? nbc_ops[op_id].names[nbc_forced[op_id] - 1] : NULL;
+    return nbc_ops[op_id].build != NULL;
+}
+
+size_t nbc_alg_list(int op_id, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int k = 0; k < NBC_NALGS; k++)
+        if (nbc_ops[op_id].names[k] && used < n)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", nbc_ops[op_id].names[k]);
+    return used;
+}
+
+const char *nbc_last_ran(int op_id) { return nbc_last[op_id]; }
 
 int nbc_start(const struct coll_args *a, bool trivial, void *scratch, hint_request *out)
 {
+    int alg = NBC_MSG;
+    if (!trivial) {
+        if (nbc_ops[a->op_id].build == NULL) { /* api.c's i-calls are all in the table */
+            RT_ERR("coll", "%s has no nonblocking schedule; the call returns HINT_ERR_INTERNAL",
+                   coll_tables[a->op_id].op);
+            free(scratch);
+            return HINT_ERR_INTERNAL;
+        }
+        int st = nbc_choose(a, &alg);
+        if (st != HINT_SUCCESS) {
+            free(scratch);
+            return st;
+        }
+    }
     struct sched *s = sched_new(a);
     if (s == NULL) {
         free(scratch);
@@ -236,13 +383,13 @@ int nbc_start(const struct coll_args *a, bool trivial, void *scratch, hint_reque
     }
     sched_adopt(s, scratch);
     if (!trivial) {
-        if (builders[a->op_id] == NULL) { /* api.c's i-calls are all in the table */
-            RT_ERR("coll", "%s has no nonblocking schedule; the call returns HINT_ERR_INTERNAL",
-                   coll_tables[a->op_id].op);
-            sched_discard(s);
-            return HINT_ERR_INTERNAL;
-        }
-        builders[a->op_id](s, a);
+        if (alg == NBC_HEAP)
+            nbc_heap(s, a);
+        else if (alg == NBC_MSG2)
+            nbc_allreduce_ring(s, a);
+        else
+            nbc_ops[a->op_id].build(s, a);
     }
+    nbc_last[a->op_id] = trivial ? "trivial" : nbc_ops[a->op_id].names[alg];
     return sched_start(s, out);
 }

@@ -170,6 +170,17 @@ HINT_API int hint_op_create(hint_user_fn *fn, int commute, hint_op *op)
     return HINT_SUCCESS;
 }
 
+bool (*op_free_deferred)(hint_op op);
+
+void op_destroy(hint_op op)
+{
+    for (struct hint_op_s *b = op->bound, *next; b != NULL; b = next) {
+        next = b->bound;
+        free(b);
+    }
+    free(op);
+}
+
 HINT_API int hint_op_free(hint_op *op)
 {
     if (op == NULL)
@@ -182,11 +193,8 @@ HINT_API int hint_op_free(hint_op *op)
     for (size_t i = 0; i < user_ops.n; i++)
         if (user_ops.v[i] == *op) {
             user_ops.v[i] = user_ops.v[--user_ops.n];
-            for (struct hint_op_s *b = (*op)->bound, *next; b != NULL; b = next) {
-                next = b->bound;
-                free(b);
-            }
-            free(*op);
+            if (op_free_deferred == NULL || !op_free_deferred(*op))
+                op_destroy(*op);
             *op = HINT_OP_NULL;
             return HINT_SUCCESS;
         }

@@ -30,6 +30,11 @@ struct hint_op_s {
 /* HINT_SUCCESS, HINT_ERR_OP for an op that is not live, or a predefined one that has no meaning
    for the kind. A user op goes with any kind (DT_NONE included). */
 int op_check(hint_op op, int basic);
+/* Set by the nonblocking collectives (collectives/sched.c): true when calls in flight use the user
+   op (or one of its bound copies); hint_op_free then takes it off the live list and leaves the
+   memory to them, the last to complete calls op_destroy (MPI: freed once pending calls end). */
+extern bool (*op_free_deferred)(hint_op op);
+void op_destroy(hint_op op);
 op_kernel op_kernel_for(hint_op op, int basic);
 /* For an op past op_check (the algorithms' ops, bound copies included): a user op. */
 bool op_is_user(hint_op op);

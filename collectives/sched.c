@@ -7,12 +7,13 @@
 
 #include "collectives/sched.h"
 #include "datatype/datatype.h"
+#include "runtime/group.h"
 #include "runtime/p2p.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 #include "runtime/transport.h"
 
-enum step_kind { SC_SEND, SC_RECV, SC_COPY, SC_REDUCE, SC_REDUCE_AFTER, SC_ROUND };
+enum step_kind { SC_SEND, SC_RECV, SC_COPY, SC_REDUCE, SC_REDUCE_AFTER, SC_POLL, SC_ROUND };
 
 struct step {
     uint8_t kind;          /* enum step_kind */
@@ -22,6 +23,8 @@ struct step {
     size_t scount, dcount; /* elements of st / dt (bytes when the type is NULL); reduce: scount
                               elements, reduce_after: dcount its bytes */
     hint_type st, dt;      /* held (dt_retain) until the schedule is freed */
+    sched_poll_fn poll;    /* poll: called with `state` until it returns true */
+    void *state;
 };
 
 struct sched {
@@ -30,6 +33,8 @@ struct sched {
     int pc;                /* the next step to run */
     hint_request *rq;      /* the current round's requests, nrq of them (room for the largest round) */
     size_t nrq;
+    const struct step *polls[SCHED_POLLS]; /* the current round's polls that have not finished */
+    int npoll;
     void **owned;          /* scratch freed with the schedule */
     int nowned, ownedcap;
     hint_group g;
@@ -39,6 +44,8 @@ struct sched {
     int err;               /* the first error; once set, no further step is posted */
     struct hint_request_s *req;
     struct sched *next, *prev; /* in the list of schedules in flight */
+    bool free_group;       /* the caller freed g meanwhile: the last schedule on it destroys it */
+    hint_op free_op;       /* the caller freed this user op meanwhile: the same */
 };
 
 static struct sched *active;
@@ -140,6 +147,14 @@ void sched_reduce_after(struct sched *s, void *in, void *inout, size_t count, si
 
 void sched_round(struct sched *s) { add(s, (struct step){.kind = SC_ROUND}); }
 
+void sched_poll(struct sched *s, sched_poll_fn fn, void *state)
+{
+    add(s, (struct step){.kind = SC_POLL, .poll = fn, .state = state});
+}
+
+void sched_fail(struct sched *s, int st) { note_error(s, st); }
+int sched_error(const struct sched *s) { return s->err; }
+
 static void sched_free(struct sched *s)
 {
     for (int i = 0; i < s->n; i++) {
@@ -190,6 +205,12 @@ static void run_step(struct sched *s, const struct step *p)
     case SC_REDUCE_AFTER:
         op_reduce_ordered(s->op, s->basic, (void *)p->src, p->dst, p->scount, p->dcount, false);
         break;
+    case SC_POLL:
+        if (s->npoll < SCHED_POLLS && !p->poll(s, p->state))
+            s->polls[s->npoll++] = p;
+        else if (s->npoll == SCHED_POLLS)
+            st = HINT_ERR_INTERNAL; /* a builder adds at most SCHED_POLLS per round */
+        break;
     default: break;
     }
     if (st != HINT_SUCCESS)
@@ -219,9 +240,23 @@ static int retire(struct hint_request_s *r)
     return err;
 }
 
-/* True when every request of the round has completed (then they are given back). */
+/* Polls the round's unfinished polls once; true when none is left. */
+static bool polls_done(struct sched *s)
+{
+    int left = 0;
+    for (int i = 0; i < s->npoll; i++)
+        if (!s->polls[i]->poll(s, s->polls[i]->state))
+            s->polls[left++] = s->polls[i];
+    s->npoll = left;
+    return left == 0;
+}
+
+/* True when every request and poll of the round has completed (then the requests are given
+   back). */
 static bool round_complete(struct sched *s)
 {
+    if (!polls_done(s))
+        return false;
     for (size_t i = 0; i < s->nrq; i++)
         if (!rq_done(s->rq[i]))
             return false;
@@ -255,10 +290,64 @@ static void unlink_active(struct sched *s)
         s->next->prev = s->prev;
 }
 
+/* A schedule in flight still uses g / user op u (or one of u's bound copies). */
+static bool group_in_use(hint_group g)
+{
+    for (struct sched *s = active; s; s = s->next)
+        if (s->g == g)
+            return true;
+    return false;
+}
+
+static bool op_uses(hint_op bound, hint_op u)
+{
+    for (hint_op b = u; b != NULL; b = b->bound)
+        if (b == bound)
+            return true;
+    return false;
+}
+
+/* grp_free_deferred and op_free_deferred (runtime/group.h, op.h): the schedules in flight on g
+   (using u) take over its free. */
+static bool hold_group(hint_group g)
+{
+    bool used = false;
+    for (struct sched *s = active; s; s = s->next)
+        if (s->g == g)
+            used = s->free_group = true;
+    return used;
+}
+
+static bool hold_op(hint_op u)
+{
+    bool used = false;
+    for (struct sched *s = active; s; s = s->next)
+        if (op_uses(s->op, u)) {
+            s->free_op = u;
+            used = true;
+        }
+    return used;
+}
+
+/* s has left the list: the frees it took over happen once no other schedule needs them. */
+static void release_held(struct sched *s)
+{
+    if (s->free_op) {
+        bool used = false;
+        for (struct sched *t = active; t && !used; t = t->next)
+            used = t->free_op == s->free_op;
+        if (!used)
+            op_destroy(s->free_op);
+    }
+    if (s->free_group && !group_in_use(s->g))
+        grp_destroy(s->g);
+}
+
 static void finish(struct sched *s)
 {
     s->req->status.error = s->err;
     rq_complete(s->req);
+    release_held(s);
     sched_free(s);
 }
 
@@ -328,6 +417,8 @@ static void link_active(struct sched *s)
 
 int sched_start(struct sched *s, hint_request *out)
 {
+    grp_free_deferred = hold_group;
+    op_free_deferred = hold_op;
     int st = s->err;
     CHECK_GOTO(st, fail);
     CHECK_GOTO(size_rounds(s), fail);

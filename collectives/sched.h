@@ -55,6 +55,16 @@ void sched_reduce(struct sched *s, const void *in, void *inout, size_t count);
 void sched_reduce_after(struct sched *s, void *in, void *inout, size_t count, size_t bytes);
 /* Ends the current round: the steps added after it wait until the round's requests complete. */
 void sched_round(struct sched *s);
+/* A step that finishes when fn(s, state) returns true: called when reached, then on every
+   progress pass until it does (the shared-heap schedules' copies and flags, nbc_heap.c). The
+   round completes once its requests and its polls have; at most SCHED_POLLS per round. fn must
+   not block, nor call rt_progress. */
+#define SCHED_POLLS 4
+typedef bool (*sched_poll_fn)(struct sched *s, void *state);
+void sched_poll(struct sched *s, sched_poll_fn fn, void *state);
+/* Records st as the schedule's error (the first one stays); its request ends with it. */
+void sched_fail(struct sched *s, int st);
+int sched_error(const struct sched *s);
 
 /* Frees a schedule that will not be started. */
 void sched_discard(struct sched *s);
@@ -94,6 +104,13 @@ void nbc_barrier(struct sched *s, const struct coll_args *a);
 void nbc_bcast(struct sched *s, const struct coll_args *a);
 void nbc_reduce(struct sched *s, const struct coll_args *a);
 void nbc_allreduce(struct sched *s, const struct coll_args *a);
+void nbc_allreduce_ring(struct sched *s, const struct coll_args *a);
+/* HINT_I<OP>'s choice for op (NULL: auto); 0 when op has no nonblocking form. */
+int nbc_forced_alg(int op_id, const char **name);
+/* The names of op's nonblocking algorithms, ", "-separated into buf (empty: none), and what
+   this rank's last i-call of op ran (NULL before any). */
+size_t nbc_alg_list(int op_id, char *buf, size_t n);
+const char *nbc_last_ran(int op_id);
 void nbc_reduce_scatter_block(struct sched *s, const struct coll_args *a);
 void nbc_gather(struct sched *s, const struct coll_args *a);
 void nbc_scatter(struct sched *s, const struct coll_args *a);

@@ -14,6 +14,7 @@
 
 #include "collectives/algs.h"
 #include "collectives/rules.h"
+#include "collectives/sched.h"
 #include "collectives/tune.h"
 #include "runtime/runtime.h"
 #include "runtime/trace.h"
@@ -293,6 +294,10 @@ int hint_coll_last(const char *op, const char **algorithm)
     if (op == NULL || algorithm == NULL)
         return HINT_ERR_ARG;
     int id = coll_op_by_name(op);
+    if (id < 0 && op[0] == 'i' && (id = coll_op_by_name(op + 1)) >= 0) { /* "ialltoall": nonblocking */
+        *algorithm = nbc_last_ran(id);
+        return HINT_SUCCESS;
+    }
     if (id < 0)
         return HINT_ERR_ARG;
     *algorithm = last_ran[id];

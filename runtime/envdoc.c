@@ -21,6 +21,10 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_<OP>", .kind = RT_ENV_FAMILY, .dflt = "auto",
      .meaning = "force a collective's algorithm, e.g. HINT_ALLTOALL=pairwise (names: hint_info --algorithms); "
                 "an unknown name is reported and the defaults run"},
+    {.name = "HINT_I<OP>", .kind = RT_ENV_FAMILY, .dflt = "auto",
+     .meaning = "force a nonblocking collective's algorithm, e.g. HINT_IALLTOALL=linear (heap: single-copy over the "
+                "shared heap; the others: message schedules; hint_info --algorithms); unset: HINT_<OP> when it names "
+                "one of them; an unknown name is reported and the defaults run"},
     {.name = "HINT_TUNING_FILE", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "JSON tuning file (from hint-tune or by hand; format in collectives/rules.h, as `hint_info --rules` "
                 "prints the built-in rules) choosing algorithm and copy mode per operation, group shape and size"},

@@ -348,6 +348,8 @@ out:
     return st;
 }
 
+bool (*grp_free_deferred)(hint_group g);
+
 int hint_group_free(hint_group *g)
 {
     RT_CHECK_INIT();
@@ -355,7 +357,8 @@ int hint_group_free(hint_group *g)
         return HINT_ERR_GROUP;
     if (*g == rt.world)
         return HINT_ERR_GROUP;
-    grp_destroy(*g);
+    if (grp_free_deferred == NULL || !grp_free_deferred(*g))
+        grp_destroy(*g);
     *g = HINT_GROUP_NULL;
     return HINT_SUCCESS;
 }

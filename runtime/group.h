@@ -56,6 +56,10 @@ int grp_check(hint_group g);
 /* Build the world group (rank, size from the bootstrap). */
 int grp_world_create(hint_group *out);
 void grp_destroy(hint_group g);
+/* Set by the nonblocking collectives (collectives/sched.c): true when calls in flight use g, which
+   hint_group_free then leaves to them; the last to complete destroys it (MPI: freeing a
+   communicator with pending operations is allowed, the free takes effect after they complete). */
+extern bool (*grp_free_deferred)(hint_group g);
 /* Gather n ints from every rank of g into out[size][n] on every rank (runtime's own, small). */
 int grp_allgather_ints(hint_group g, const int *in, int n, int *out, int tag);
 

@@ -11,6 +11,7 @@
 
 #include "collectives/coll.h"
 #include "collectives/rules.h"
+#include "collectives/sched.h"
 #include "hint.h"
 #include "runtime/envdoc.h"
 #include "runtime/transport.h"
@@ -37,6 +38,9 @@ static void print_algorithms(void)
         printf("  %s\n", t->op);
         for (int i = 0; i < t->nalgs; i++)
             printf("    %-20s %s\n", t->algs[i].name, t->algs[i].desc);
+        char nb[128];
+        if (nbc_alg_list(op, nb, sizeof nb)) /* hint_i<op>: HINT_I<OP>=name, or hint_coll_last("i<op>") */
+            printf("    %-20s %s\n", "(nonblocking)", nb);
     }
 }
 

@@ -41,6 +41,7 @@ def main():
     current, planned = page[:cut], page[cut:]
     ops = set(re.findall(r"^\| ([a-z_]+(?:, [a-z_]+)*) \|", current, re.M))
     op_vars = {"HINT_" + op.upper() for row in ops for op in row.split(", ")}
+    op_vars |= {"HINT_I" + v[5:] for v in op_vars} | {"HINT_I"}  # HINT_I<OP>: the nonblocking choice
     env_vars = set(re.findall(r"\"(HINT_[A-Z0-9_<>]+)\"", envdoc))
 
     results = []
