@@ -54,7 +54,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "a wrong result (one small exchange per call)"},
     {.name = "HINT_VIRTUAL_SOCKETS", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 1 << 20,
      .meaning = "s > 0: split a group's ranks into s equal runs that the NUMA-aware morton_numa algorithms treat "
-                "as sockets (one socket when s does not divide P); 0: the packages hwloc reports"},
+                "as sockets (one socket when s does not divide P), and the node's ranks into s NUMA domains whose "
+                "heap partitions are bound (mbind) to real nodes modulo their number; 0: the packages hwloc reports"},
 
     /* ---- runtime/ and transport/ ---- */
     {.name = "HINT_WAIT_SPIN_US", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 10000000,

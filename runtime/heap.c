@@ -37,11 +37,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
 #include "runtime/transport.h"
+#include "topology/topology.h"
 
 struct heap_state heap;
 static mi_arena_id_t arena;
@@ -184,6 +186,73 @@ static int start_arena(void)
     }
     return HINT_SUCCESS;
 }
+
+/* ---- NUMA: each partition bound to its owner's domain (the Morton paper's sec. 2.4 assumes
+   every receive buffer sits in its owner's memory) ---- */
+
+#define HEAP_MPOL_BIND 2 /* <numaif.h>'s MPOL_BIND; the syscall, so libnuma is not needed */
+#define HEAP_MAX_NODES 1024
+
+static int bound_node = -1; /* the node this rank's partition is bound to, -1: not bound */
+
+/* Real NUMA nodes: the highest number in /sys/devices/system/node/online, plus one (1 when the
+   file is missing). */
+static int real_nodes(void)
+{
+    FILE *f = fopen("/sys/devices/system/node/online", "r");
+    int most = 0, n;
+    char sep;
+    if (f == NULL)
+        return 1;
+    while (fscanf(f, "%d", &n) == 1) {
+        most = n > most ? n : most;
+        if (fscanf(f, "%c", &sep) != 1 || sep == '\n')
+            break;
+    }
+    fclose(f);
+    return most + 1;
+}
+
+/* The node this rank's partition belongs on, or -1 when the node has one domain. Domains:
+   HINT_VIRTUAL_SOCKETS=s cuts the node's ranks into s equal runs (s dividing the ranks, as the
+   copy orders do), else HINT_TOPO_FILE's NUMA node, else the real node the rank runs on (only
+   asked when there are several). Virtual domains land on real nodes modulo their number (all
+   on node 0 of a one-node machine: the binding is then real but changes nothing). */
+static int partition_node(void)
+{
+    int nreal = real_nodes(), numa = 0;
+    long s = rt_cfg_long("HINT_VIRTUAL_SOCKETS");
+    if (s > 1)
+        return heap.nlocal % s == 0 ? (heap.me / (heap.nlocal / (int)s)) % nreal : -1;
+    const char *file = rt_cfg_str("HINT_TOPO_FILE");
+    bool from_file = file && *file;
+    if (!from_file && nreal == 1)
+        return -1;
+    if (topo_numa_of_self(&numa) != HINT_SUCCESS || numa < 0)
+        return -1; /* (hwloc's logical NUMA index: the OS number on the machines seen so far) */
+    return numa % nreal;
+}
+
+/* mbind this rank's partition to its node before any of its pages exist (plug_all_blocks
+   reserves the first); a refusal (no NUMA support, a seccomp filter) is said once and harmless. */
+static void bind_partition(void)
+{
+    int node = partition_node();
+    if (node < 0 || node >= HEAP_MAX_NODES)
+        return;
+    unsigned long mask[HEAP_MAX_NODES / (8 * sizeof(unsigned long))] = {0};
+    mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
+    if (syscall(SYS_mbind, heap.base + (size_t)heap.me * heap.part, heap.part, HEAP_MPOL_BIND, mask,
+                (unsigned long)HEAP_MAX_NODES, 0ul) != 0) {
+        if (heap.me == 0)
+            RT_ERR("heap", "mbind of the heap partitions to their NUMA nodes failed (%s); their pages go "
+                   "where first touched", strerror(errno));
+        return;
+    }
+    bound_node = node;
+}
+
+int heap_partition_node(void) { return bound_node; }
 
 /* ---- backing ---- */
 
@@ -395,6 +464,7 @@ int heap_init(void)
     heap.mapped = true;
     if (atomic_fetch_add(&words->attached, 1) + 1 == (uint32_t)heap.nlocal)
         shm_unlink(heap.name);
+    bind_partition();
     CHECK_GOTO(start_arena(), out);
     CHECK_GOTO(plug_all_blocks(), out);
     heap.active = true;

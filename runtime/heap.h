@@ -41,6 +41,10 @@ int heap_check_glibc(void);
 /* HINT_HEAP_STRICT=1: a full heap gives NULL instead of glibc's memory (runtime/malloc.c). */
 bool heap_strict(void);
 
+/* The NUMA node this rank's partition is bound to (mbind, when the node has several domains,
+   real or from HINT_VIRTUAL_SOCKETS / HINT_TOPO_FILE), -1 when it is not bound. */
+int heap_partition_node(void);
+
 /* True when p lies in this process's mapping of the shared heap (any rank's partition). */
 static inline bool heap_contains(const void *p)
 {

@@ -255,6 +255,35 @@ ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
     free(res.output);
 }
 
+/* Heap partitions bound to their NUMA domains (issue 23; tests/ranks/heap_numa.c): two and four
+   virtual sockets (bound, on a one-node machine all to node 0), and one domain (not bound). */
+struct numa_case {
+    int np, sockets;
+};
+
+ParameterizedTestParameters(coll, heap_partitions_numa_bound)
+{
+    static struct numa_case c[] = {{4, 2}, {4, 4}, {3, 1}};
+    return cr_make_param_array(struct numa_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct numa_case *c, coll, heap_partitions_numa_bound, .timeout = 300)
+{
+    if (spans_nodes(c->np))
+        cr_skip_test("one node's heap");
+    char env0[64], dom[16];
+    snprintf(env0, sizeof env0, "HINT_VIRTUAL_SOCKETS=%d", c->sockets > 1 ? c->sockets : 0);
+    snprintf(dom, sizeof dom, "%d", c->sockets);
+    const char *argv[] = {job_build_path("tests/ranks/heap_numa"), dom, NULL};
+    const char *const env[] = {env0, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
+    if (strstr(res.output, "# SKIP"))
+        cr_skip_test("%s", strstr(res.output, "# SKIP"));
+    cr_expect_eq(res.status, 0, "%d ranks, %d sockets:\n%s", c->np, c->sockets, res.output);
+    free(res.output);
+}
+
 /* The Morton family (issue 7): plain and NUMA-aware, with 2 virtual sockets where P is even,
    for issue 7's rank counts; coll_check runs every algorithm of the operation. */
 struct morton_case {
