@@ -12,7 +12,7 @@
  * (the second call reuses the pattern) and on a dup, at 0, 1, 5 and 1000 ints per block and once
  * with a strided type on the receive side; every slot must hold its source's block, sentinels
  * elsewhere. morton: neighbor_allgather against the same expectation, neighbor_alltoall against
- * naive's result, with buffers on the shared heap (hint_coll_last must say morton) and on the
+ * naive's result, with buffers from hint_malloc (hint_coll_last must say morton) and on the
  * stack (every rank falls back to naive); with --nodes (ranks on several nodes) forcing it must
  * return HINT_ERR_UNSUPPORTED. Carts (periodic or not, 1-D to 3-D) too. Forcing
  * distance_halving on the other three neighbourhood operations, or morton on the v variants,
@@ -151,6 +151,16 @@ static void reference_lists(const struct graph *g, int me, int *in, int *nin, in
         }
 }
 
+/* Buffers on the node's shared heap, where morton can reach them (malloc is too, unless the
+   malloc override is compiled out, as in the sanitizer build). */
+static void *halloc(size_t bytes)
+{
+    void *p = hint_malloc(bytes + 1);
+    if (p == NULL)
+        FAIL("hint_malloc(%zu) failed", bytes + 1);
+    return p;
+}
+
 static int val(int src, size_t e) { return src * 100000 + (int)(e % 100000); }
 
 /* neighbor_allgather of n ints per block with algorithm alg; strided: the receive side a vector
@@ -160,11 +170,11 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
     size_t base = strlen(where);
     snprintf(where + base, sizeof where - base, " %s n=%zu%s", alg, n, strided ? " strided" : "");
     RC_OK(hint_coll_set("neighbor_allgather", alg));
-    int *s = malloc(n * sizeof(int) + 1);
+    int *s = halloc(n * sizeof(int));
     for (size_t e = 0; e < n; e++)
         s[e] = val(rc_rank, e);
     size_t per = strided ? 2 * n : n, len = (size_t)nin * per;
-    int *r = malloc(len * sizeof(int) + 1);
+    int *r = halloc(len * sizeof(int));
     hint_type vt = HINT_INT;
     if (strided && n > 0) {
         hint_type v;
@@ -194,8 +204,8 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
             FAIL("send buffer changed");
     if (vt != HINT_INT)
         RC_OK(hint_type_free(&vt));
-    free(s);
-    free(r);
+    hint_free(s);
+    hint_free(r);
     where[base] = 0;
 }
 
@@ -214,9 +224,9 @@ static void run_alltoall_morton(hint_group gr, size_t n, int heap)
     int stack_s[STACK_INTS], stack_r[STACK_INTS];
     if (!heap && ((size_t)nout * n > STACK_INTS || (size_t)nin * n > STACK_INTS))
         FAIL("stack case too large");
-    int *s = heap ? malloc((size_t)nout * n * sizeof(int) + 1) : stack_s;
+    int *s = heap ? halloc((size_t)nout * n * sizeof(int)) : stack_s;
     int *want = malloc((size_t)nin * n * sizeof(int) + 1);
-    int *r = heap ? malloc((size_t)nin * n * sizeof(int) + 1) : stack_r;
+    int *r = heap ? halloc((size_t)nin * n * sizeof(int)) : stack_r;
     for (size_t e = 0; e < (size_t)nout * n; e++)
         s[e] = val(rc_rank, e);
     for (size_t e = 0; e < (size_t)nin * n; e++)
@@ -246,8 +256,8 @@ static void run_alltoall_morton(hint_group gr, size_t n, int heap)
     }
     RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
     if (heap) {
-        free(s);
-        free(r);
+        hint_free(s);
+        hint_free(r);
     }
     free(want);
     where[base] = 0;
