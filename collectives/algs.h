@@ -133,5 +133,14 @@ int reduce_binomial_in_order(struct coll_args *a);
 /* An algorithm whose combining order is not rank order, called with an op that does not
    commute: records `name` and runs that order-keeping algorithm instead. */
 int coll_noncommutative_fallback(struct coll_args *a, const char *name, int (*run)(struct coll_args *));
+/* ---- hierarchical (hier.h): node phases with the one-node algorithms, one phase between nodes ---- */
+int barrier_hier(struct coll_args *a);
+int bcast_hier(struct coll_args *a);
+int reduce_hier(struct coll_args *a);
+int allreduce_hier(struct coll_args *a);
+int allgather_hier(struct coll_args *a);
+int alltoall_hier_hint(struct coll_args *a);
+int alltoallv_hier_hint(struct coll_args *a);
+int alltoall_hier_morton(struct coll_args *a);
 
 #endif

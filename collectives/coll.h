@@ -121,6 +121,7 @@ struct coll_group {
     struct coll_owned stage; /* staging.c: this rank's staging areas */
     struct coll_owned tune;  /* tune.c: online autotuning's measurements */
     struct coll_owned neighbor; /* neighbor_distance_halving.c: the communication pattern */
+    struct coll_owned hier;  /* hier.c: node and column sub-groups of the hierarchical algorithms */
 };
 extern int coll_group_key; /* the part's key in hint_group_s.part */
 static inline struct coll_group *coll_group_of(hint_group g) { return (struct coll_group *)g->part[coll_group_key]; }

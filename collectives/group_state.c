@@ -156,6 +156,7 @@ static void coll_group_destroy(hint_group g, void *p)
     owned_free(&cg->tune);
     owned_free(&cg->stage);
     owned_free(&cg->neighbor);
+    owned_free(&cg->hier);
     grp_part_set(g, coll_group_key, NULL);
     free(cg);
 }

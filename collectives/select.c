@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/hier.h"
 #include "collectives/rules.h"
 #include "collectives/sched.h"
 #include "collectives/tune.h"
@@ -26,6 +27,15 @@
 #define DESC_MORTON "shared heap: ranks copy equal segments of the Z curve over the block matrix"
 #define DESC_MORTON_NUMA "shared heap: per socket, s steps of Morton bunches into the socket's own buffers"
 
+/* The hierarchical ones (hier.h): a phase on each node with the one-node algorithms, one between nodes. */
+#define DESC_HIER_BARRIER "node barrier, dissemination among node leaders, node barrier"
+#define DESC_HIER_BCAST "node bcast on the root's node, binomial among node leaders, node bcast on the others"
+#define DESC_HIER_REDUCE "node reduce to each leader, binomial among node leaders, to the root"
+#define DESC_HIER_ALLREDUCE "node reduce, leaders allreduce, node bcast; large: node reduce-scatter, per-segment allreduce across nodes, node allgather"
+#define DESC_HIER_ALLGATHER "node gather to each leader, ring allgatherv among node leaders, node bcast"
+#define DESC_HIER_HINT "HINT Alg. 5: the node's own alltoall over the shared heap, then pairwise between nodes"
+#define DESC_HIER_MORTON "Morton MN-CO: node leaders exchange node-to-node cells along the Z curve, aggregated"
+
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
 /* an algorithm that copies straight from and to derived layouts */
 #define TYPED(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn, .typed = true}
@@ -36,29 +46,33 @@
 
 /* Each table is indexed by its own enum, so an algorithm's place is its identity; the rules
    (rules_default.c, tuning files) name algorithms, never indices. */
-enum { BARRIER_DISSEMINATION, BARRIER_SHM };
+enum { BARRIER_DISSEMINATION, BARRIER_SHM, BARRIER_HIER };
 static const struct coll_alg barrier_algs[] = {
     [BARRIER_DISSEMINATION] = ALG("dissemination", "log2(P) rounds of empty messages to rank + 2^k", NULL,
                                   barrier_dissemination),
     [BARRIER_SHM] = NODE_ALG("shm", "arrival counter and release flag in the node segment", coll_shm_ok, barrier_shm),
+    [BARRIER_HIER] = ALG("hier", DESC_HIER_BARRIER, NULL, barrier_hier),
 };
-enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP };
+enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP, BCAST_HIER };
 static const struct coll_alg bcast_algs[] = {
     [BCAST_BINOMIAL] = ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
     [BCAST_SHM] = NODE_TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out",
                         coll_shm_ok, bcast_shm),
     [BCAST_HEAP] = NODE_TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
                          coll_heap_ok, bcast_heap),
+    [BCAST_HIER] = ALG("hier", DESC_HIER_BCAST, NULL, bcast_hier),
 };
-enum { REDUCE_BINOMIAL, REDUCE_STAGED, REDUCE_HEAP };
+enum { REDUCE_BINOMIAL, REDUCE_STAGED, REDUCE_HEAP, REDUCE_HIER };
 static const struct coll_alg reduce_algs[] = {
     [REDUCE_BINOMIAL] = ALG("binomial", "binomial tree towards the root, combining on the way", NULL, reduce_binomial),
     [REDUCE_STAGED] = NODE_ALG("staged", "small: inputs staged, the root combines all P; the others leave at once",
                        reduce_staged_ok, reduce_staged),
     [REDUCE_HEAP] = NODE_ALG("heap", "shared heap: rank i combines segment i of every input straight into the root's output",
                         coll_heap_ok, reduce_heap),
+    [REDUCE_HIER] = ALG("hier", DESC_HIER_REDUCE, NULL, reduce_hier),
 };
-enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_STAGED, ALLREDUCE_HEAP };
+enum { ALLREDUCE_RECURSIVE_DOUBLING, ALLREDUCE_REDUCE_BCAST, ALLREDUCE_RING, ALLREDUCE_STAGED, ALLREDUCE_HEAP,
+       ALLREDUCE_HIER };
 static const struct coll_alg allreduce_algs[] = {
     [ALLREDUCE_RECURSIVE_DOUBLING] = ALG("recursive_doubling", "exchange-and-combine with rank ^ 2^k (any P)", NULL,
                                          allreduce_recursive_doubling),
@@ -69,6 +83,7 @@ static const struct coll_alg allreduce_algs[] = {
                           allreduce_staged_ok, allreduce_staged),
     [ALLREDUCE_HEAP] = NODE_ALG("heap", "shared heap: each rank reduces its segment from all inputs in place, then copies the rest",
                            coll_heap_ok, allreduce_heap),
+    [ALLREDUCE_HIER] = ALG("hier", DESC_HIER_ALLREDUCE, NULL, allreduce_hier),
 };
 enum { GATHER_LINEAR, GATHER_BINOMIAL, GATHER_STAGED, GATHER_HEAP };
 static const struct coll_alg gather_algs[] = {
@@ -97,7 +112,7 @@ static const struct coll_alg scatterv_algs[] = {
     [SCATTERV_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatterv_linear),
 };
 enum { ALLGATHER_RING, ALLGATHER_RECURSIVE_DOUBLING, ALLGATHER_BRUCK, ALLGATHER_MORTON, ALLGATHER_MORTON_NUMA,
-       ALLGATHER_STAGED };
+       ALLGATHER_STAGED, ALLGATHER_HIER };
 static const struct coll_alg allgather_algs[] = {
     [ALLGATHER_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgather_ring),
     [ALLGATHER_RECURSIVE_DOUBLING] = ALG("recursive_doubling",
@@ -108,6 +123,7 @@ static const struct coll_alg allgather_algs[] = {
     [ALLGATHER_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgather_morton_numa),
     [ALLGATHER_STAGED] = NODE_TYPED("staged", "small blocks: each staged once in its sender's heap area, one flag per rank, no barrier",
                             allgather_staged_ok, allgather_staged),
+    [ALLGATHER_HIER] = ALG("hier", DESC_HIER_ALLGATHER, NULL, allgather_hier),
 };
 enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA };
 static const struct coll_alg allgatherv_algs[] = {
@@ -117,7 +133,8 @@ static const struct coll_alg allgatherv_algs[] = {
     [ALLGATHERV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
 };
 enum { ALLTOALL_PAIRWISE, ALLTOALL_BRUCK, ALLTOALL_LINEAR, ALLTOALL_ROW, ALLTOALL_COLUMN, ALLTOALL_HILBERT,
-       ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_STAGED };
+       ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_STAGED, ALLTOALL_HIER_HINT,
+       ALLTOALL_HIER_MORTON };
 static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     [ALLTOALL_BRUCK] = ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
@@ -129,9 +146,11 @@ static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoall_morton_numa),
     [ALLTOALL_STAGED] = NODE_TYPED("staged", "small blocks: staged in each sender's heap area, one flag per rank, no barrier",
                            alltoall_staged_ok, alltoall_staged),
+    [ALLTOALL_HIER_HINT] = ALG("hier_hint", DESC_HIER_HINT, NULL, alltoall_hier_hint),
+    [ALLTOALL_HIER_MORTON] = ALG("hier_morton", DESC_HIER_MORTON, NULL, alltoall_hier_morton),
 };
 enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
-       ALLTOALLV_MORTON_NUMA };
+       ALLTOALLV_MORTON_NUMA, ALLTOALLV_HIER_HINT };
 static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     [ALLTOALLV_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
@@ -140,6 +159,7 @@ static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_HILBERT] = NODE_TYPED("hilbert", DESC_HILBERT, coll_shm_ok, alltoallv_hilbert),
     [ALLTOALLV_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
     [ALLTOALLV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
+    [ALLTOALLV_HIER_HINT] = ALG("hier_hint", DESC_HIER_HINT, NULL, alltoallv_hier_hint),
 };
 enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_STAGED, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {
