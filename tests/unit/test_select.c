@@ -195,7 +195,9 @@ Test(select, defaults_across_nodes)
     struct coll_args a = {.op_id = COLL_BARRIER, .g = &g, .size = 4};
     int copy;
     cr_expect_str_eq(coll_tables[COLL_BARRIER].algs[rules_pick(rules_default(), &a, &copy)].name, "shm");
-    one.nodes = 2; /* the same group spanning two nodes */
+    one.nodes = 2; /* the same group spanning two nodes: the hierarchy (issue 16) */
+    cr_expect_str_eq(coll_tables[COLL_BARRIER].algs[rules_pick(rules_default(), &a, &copy)].name, "hier");
+    one.ppn = 1; /* one rank per node: nothing to gain from a node phase */
     cr_expect_str_eq(coll_tables[COLL_BARRIER].algs[rules_pick(rules_default(), &a, &copy)].name, "dissemination");
 }
 
