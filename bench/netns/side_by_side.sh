@@ -1,0 +1,178 @@
+#!/bin/bash
+# bench/netns/side_by_side.sh — hint between two "hosts" (network namespaces joined by a veth
+# pair) beside fi_pingpong on the same libfabric provider and beside MPICH, runs interleaved.
+# Needs root, iproute2, libfabric-bin (fi_pingpong), mpich; see --help. Not part of CI.
+set -u
+usage() {
+  cat <<'USAGE'
+usage: bench/netns/side_by_side.sh [options] BUILD_DIR
+  Makes two network namespaces ofi<pid>a / ofi<pid>b joined by a veth pair (interface "ofin0"
+  in both, 10.93.0.1 and 10.93.0.2), runs the chosen benchmarks between them ROUNDS times,
+  interleaved (round 1: every tool, round 2: every tool, ...), prints each run's table and a
+  summary of medians per size, and removes the namespaces on every path (exit, Ctrl-C, error).
+  BUILD_DIR is a hint build folder (launcher/hintrun, bench/hint-bench, bench/mpi/hint-bench-mpich).
+options:
+  --rounds N        runs of each tool (default 5)
+  --iters N         iterations per size for the latency runs (default 2000; a tenth from 1 MiB)
+  --sizes LIST      comma list of sizes in bytes (default 8,64,512,4096,65536,262144,1048576,4194304)
+  --what LIST       comma list of: fi (fi_pingpong), hint, mpich (p2p latency), hintbw, mpichbw
+                    (windowed bandwidth), coll (alltoall and allreduce, hint and MPICH)
+                    (default fi,hint,mpich)
+  --provider P      libfabric provider for fi_pingpong and hint (default tcp, i.e. tcp;ofi_rxm)
+  --fi-mode M       fi_pingpong transmit mode: msg or tagged (default tagged)
+  --hint-env 'V=X ...'  extra environment for the hint ranks (e.g. HINT_OFI_RMA_MIN=1T)
+  --variant NAME 'V=X ...'  adds NAME to the --what entries: hint's p2p latency with that extra
+                    environment (FI_PROVIDER=net there picks libfabric's native tcp RDM);
+                    repeatable, run interleaved with the rest
+  --fi-variant NAME PROV    adds NAME: fi_pingpong on provider PROV (e.g. finet net)
+  --ucx-tls T       UCX_TLS for MPICH (default tcp,self)
+  --out DIR         keep every run's raw output in DIR (default: a temporary folder, removed)
+  --help            this text
+USAGE
+}
+declare -A variant fivariant
+rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=tcp fimode=tagged hintenv= ucxtls=tcp,self out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --help|-h) usage; exit 0 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --what) what=$2; shift 2 ;;
+    --provider) prov=$2; shift 2 ;;
+    --fi-mode) fimode=$2; shift 2 ;;
+    --hint-env) hintenv=$2; shift 2 ;;
+    --ucx-tls) ucxtls=$2; shift 2 ;;
+    --variant) variant[$2]=$3; what=$what,$2; shift 3 ;;
+    --fi-variant) fivariant[$2]=$3; what=$what,$2; shift 3 ;;
+    --out) out=$2; shift 2 ;;
+    -*) echo "side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 1 ] || { usage >&2; exit 2; }
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+agent=$src/tests/launcher/ns_agent.sh
+[ "$(id -u)" -eq 0 ] || { echo "side_by_side.sh: needs root (ip netns)" >&2; exit 2; }
+for t in ip unshare; do command -v $t >/dev/null || { echo "side_by_side.sh: needs $t (iproute2, util-linux)" >&2; exit 2; }; done
+case ,$what, in *,fi,*) command -v fi_pingpong >/dev/null || { echo "side_by_side.sh: fi_pingpong missing: apt-get install libfabric-bin, or drop fi from --what" >&2; exit 2; } ;; esac
+case ,$what, in *,mpich*|*,coll,*) command -v mpiexec.mpich >/dev/null && [ -x "$build/bench/mpi/hint-bench-mpich" ] ||
+  { echo "side_by_side.sh: needs mpiexec.mpich (apt-get install mpich) and $build/bench/mpi/hint-bench-mpich" >&2; exit 2; } ;; esac
+
+A=ofi$$a B=ofi$$b IPA=10.93.0.1 IPB=10.93.0.2 IF=ofin0
+tmp=$(mktemp -d /tmp/ofi-sbs.XXXXXX)
+raw=${out:-$tmp}
+mkdir -p "$raw"
+cleanup() {
+  trap - EXIT INT TERM
+  for ns in $A $B; do
+    for p in $(ip netns pids $ns 2>/dev/null); do kill $p 2>/dev/null; done
+    ip netns del $ns 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ip netns add $A && ip netns add $B || exit 1
+ip link add ofi$$va type veth peer name ofi$$vb || exit 1
+ip link set ofi$$va netns $A && ip link set ofi$$vb netns $B || exit 1
+ip -n $A link set ofi$$va name $IF && ip -n $B link set ofi$$vb name $IF || exit 1
+ip -n $A addr add $IPA/24 dev $IF && ip -n $B addr add $IPB/24 dev $IF || exit 1
+for ns in $A $B; do ip -n $ns link set lo up; ip -n $ns link set $IF up; done
+
+fabric=(-x FI_PROVIDER="$prov" -x FI_TCP_IFACE=$IF -x FI_NET_IFACE=$IF)
+export FI_TCP_IFACE=$IF FI_NET_IFACE=$IF
+iters_for() { if [ "$1" -ge 1048576 ]; then echo $(( (iters + 9) / 10 )); else echo "$iters"; fi; }
+for v in $hintenv; do fabric+=(-x "$v"); done
+
+run_fi() { # [PROVIDER] one fi_pingpong per size (server in B, client in A), its result rows only
+  local prov=${1:-$prov}
+  for sz in ${sizes//,/ }; do
+    ip netns exec $B timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -B 47593 \
+      >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    ip netns exec $A timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -P 47593 $IPB |
+      awk -v s=$sz '$1 ~ /^[0-9]/ { $1 = s; print }'
+    wait $srv
+  done
+}
+run_hint() { # OP [hint-bench args]  ($venv: a variant's extra environment)
+  local extra=()
+  for v in ${venv:-}; do extra+=(-x "$v"); done
+  ip netns exec $A timeout 600 "$build/launcher/hintrun" --launch-agent "$agent" --host $IPA,$IPB "${fabric[@]}" \
+    "${extra[@]}" \
+    "$build/bench/hint-bench" "$@"
+}
+run_mpich() { # OP [hint-bench args]
+  ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
+    timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n 2 -ppn 1 \
+    -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "$build/bench/mpi/hint-bench-mpich" "$@"
+}
+
+run_p2p() { # RUNNER: hint-bench latency, the sizes from 1 MiB with fewer iterations
+  local small= large=
+  for sz in ${sizes//,/ }; do if [ $sz -ge 1048576 ]; then large=$large,$sz; else small=$small,$sz; fi; done
+  if [ -n "$small" ]; then $1 latency --sizes ${small#,} --iters "$iters"; fi
+  if [ -n "$large" ]; then $1 latency --sizes ${large#,} --iters "$(iters_for 1048576)"; fi
+}
+
+uptime | sed 's/^/# load before: /'
+for r in $(seq "$rounds"); do
+  for w in ${what//,/ }; do
+    f=$raw/$w.$r
+    case $w in
+      fi) run_fi >"$f" 2>&1 ;;
+      hint) run_p2p run_hint >"$f" 2>&1 ;;
+      mpich) run_p2p run_mpich >"$f" 2>&1 ;;
+      hintbw) run_hint bandwidth --sizes "$sizes" --iters 20 >"$f" 2>&1 ;;
+      mpichbw) run_mpich bandwidth --sizes "$sizes" --iters 20 >"$f" 2>&1 ;;
+      coll)
+        for op in allreduce alltoall; do
+          run_hint $op --sizes "$sizes" --iters "$iters" >"$raw/hint_$op.$r" 2>&1
+          run_mpich $op --sizes "$sizes" --iters "$iters" >"$raw/mpich_$op.$r" 2>&1
+        done ;;
+      *) if [ -n "${variant[$w]+x}" ]; then venv=${variant[$w]} run_p2p run_hint >"$f" 2>&1
+         elif [ -n "${fivariant[$w]+x}" ]; then run_fi "${fivariant[$w]}" >"$f" 2>&1
+         else echo "side_by_side.sh: unknown --what entry $w" >&2; exit 2; fi ;;
+    esac
+    echo "# round $r $w: status $? ($(uptime | sed 's/.*load average: //'))"
+  done
+done
+uptime | sed 's/^/# load after: /'
+
+# Summary: medians over the rounds, per size. fi_pingpong rows (size put back in bytes): "bytes
+# #sent #ack total time MB/sec usec/xfer Mxfers/sec"; hint-bench rows: "size avg min max iters".
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+col() { # FILEPREFIX SIZE -> that size's value in each round's file
+  for f in "$raw"/$1.[0-9]*; do
+    case $1 in
+      fi|fi[a-z]*) awk -v s="$2" '$1 == s { print $7 }' "$f" ;;
+      *) awk -v s="$2" '$1 == s { print $2 }' "$f" ;;
+    esac
+  done
+}
+summarize() { # TITLE FILES... (the first is the reference of the ratio columns)
+  echo "# $1: median over $rounds rounds"
+  shift
+  local names=() w
+  for w in "$@"; do names+=("${w%%_*}"); done
+  printf '%-10s' size; for w in "${names[@]}"; do printf '%11s' "$w"; done
+  for w in "${names[@]:1}"; do printf '%11s' "${names[0]}/$w"; done; echo
+  for s in ${sizes//,/ }; do
+    printf '%-10s' $s
+    local m=()
+    for w in "$@"; do m+=("$(col $w $s | median)"); printf '%11s' "${m[-1]}"; done
+    for v in "${m[@]:1}"; do awk -v a="${m[0]}" -v b="$v" 'BEGIN { if (a == "-" || b == "-" || b == 0) printf "%11s", "-"; else printf "%11.2f", a / b }'; done
+    echo
+  done
+}
+lat=()
+for w in hint fi mpich "${!variant[@]}" "${!fivariant[@]}"; do case ,$what, in *,$w,*) lat+=($w) ;; esac; done
+[ ${#lat[@]} -gt 0 ] && summarize "p2p latency (us, one way)" "${lat[@]}"
+case ,$what, in *,hintbw,*) summarize "bandwidth (MB/s)" hintbw $(case ,$what, in *,mpichbw,*) echo mpichbw ;; esac) ;; esac
+case ,$what, in *,coll,*)
+  for op in allreduce alltoall; do summarize "$op (us)" hint_$op mpich_$op; done ;; esac
+[ -n "$out" ] && echo "# raw output in $out"
+exit 0
