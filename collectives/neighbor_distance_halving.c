@@ -1,5 +1,5 @@
 /*
- * neighbor_allgather distance_halving — paper 002 (../shared/papers/002_*.txt), Algorithms 1-4.
+ * neighbor_allgather(v) distance_halving — paper 002 (../shared/papers/002_*.txt), Algorithms 1-4.
  *
  * Pattern (built on the first call on a group, collective, then kept with the group's
  * collective state: the topology of a group never changes). Ranks halve their range
@@ -36,6 +36,11 @@
  *
  * Cost per call with an agent in each of the s = ceil(log2(P / L)) steps: s messages of at most
  * 2^t blocks, then one message per remaining destination (Section V's n_off + n_in).
+ *
+ * allgatherv carries over: the pattern does not depend on sizes, but a carrier does not know the
+ * sizes of the blocks it receives, so in each halving step a header of the blocks' sizes (8 bytes
+ * each) goes before them (2 messages per step instead of 1); the final messages need none, since
+ * a receiver knows its in-neighbours' counts.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -680,6 +685,8 @@ static int build_pattern(hint_group g, const struct vtopo_lists *l, struct dh_pa
 
 bool neighbor_distance_halving_ok(const struct coll_args *a)
 {
+    if (a->op_id == COLL_NEIGHBOR_ALLGATHERV)
+        return true; /* counts may differ per origin: the halving steps carry a size header */
     if (a->op_id != COLL_NEIGHBOR_ALLGATHER)
         return false;
     size_t sb = 0, rb = 0;
@@ -721,30 +728,182 @@ static int pattern_of(struct coll_args *a, const struct vtopo_lists *l, struct d
     return HINT_SUCCESS;
 }
 
+/* Where slot i of the receive buffer starts and how many elements it holds. */
+static char *slot_at(const struct coll_args *a, int i, size_t *count)
+{
+    if (a->op_id == COLL_NEIGHBOR_ALLGATHERV) {
+        *count = a->rcounts[i];
+        return a->rbuf + (ptrdiff_t)a->rdispls[i] * a->rl.extent;
+    }
+    *count = a->rl.count;
+    return a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent;
+}
+
+/* Bytes origin o's block has here (allgatherv: what this rank's first slot from o holds). */
+static size_t origin_bytes(const struct coll_args *a, const struct dh_pattern *cp, int o, size_t m)
+{
+    if (a->op_id != COLL_NEIGHBOR_ALLGATHERV || cp->slot_head[o] < 0)
+        return m;
+    return a->rcounts[cp->slot_head[o]] * dt_size(a->rl.type);
+}
+
 /* A block of m bytes into every in-slot of origin o. */
 static int deliver(const struct coll_args *a, const struct dh_pattern *cp, int o, const char *block, size_t m)
 {
-    size_t bytes;
+    size_t bytes, count;
     for (int i = cp->slot_head[o]; i >= 0; i = cp->slot_next[i]) {
-        char *dst = a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent;
-        int st = dt_copy_typed(block, m, HINT_BYTE, dst, a->rl.count, a->rl.type, &bytes);
+        char *dst = slot_at(a, i, &count);
+        int st = dt_copy_typed(block, m, HINT_BYTE, dst, count, a->rl.type, &bytes);
         if (st != HINT_SUCCESS)
             return st;
     }
     return HINT_SUCCESS;
 }
 
-/* Blocks idx[0..n) of main into one contiguous message: main itself when they are consecutive. */
-static const char *gather_blocks(const char *main, const int *idx, int n, size_t m, char *tmp)
+/* The main buffer of one call: the carried blocks at off[j], size[j] bytes each (allgather: all
+   of one size; allgatherv: learnt step by step from the origins' size headers). */
+struct mainbuf {
+    char *p;
+    size_t cap, used;
+    size_t *off, *size;
+};
+
+static int main_add(struct mainbuf *mb, int j, size_t bytes)
+{
+    if (mb->used + bytes + 1 > mb->cap) {
+        size_t cap = (mb->used + bytes + 1) * 2;
+        char *p = realloc(mb->p, cap);
+        if (p == NULL)
+            return HINT_ERR_NOMEM;
+        mb->p = p;
+        mb->cap = cap;
+    }
+    mb->off[j] = mb->used;
+    mb->size[j] = bytes;
+    mb->used += bytes;
+    return HINT_SUCCESS;
+}
+
+/* Blocks idx[0..n) of the main buffer as one message (*len bytes): in place when they lie one
+   after another, else packed into *tmp (grown as needed). */
+static const char *gather_blocks(const struct mainbuf *mb, const int *idx, int n, size_t *len, char **tmp,
+                                 size_t *tmpcap)
 {
     bool run = true;
-    for (int k = 1; k < n && run; k++)
-        run = idx[k] == idx[k - 1] + 1;
-    if (run)
-        return main + (size_t)(n ? idx[0] : 0) * m;
-    for (int k = 0; k < n; k++)
-        memcpy(tmp + (size_t)k * m, main + (size_t)idx[k] * m, m);
-    return tmp;
+    *len = 0;
+    for (int k = 0; k < n; k++) {
+        *len += mb->size[idx[k]];
+        run = run && (k == 0 || mb->off[idx[k]] == mb->off[idx[k - 1]] + mb->size[idx[k - 1]]);
+    }
+    if (run || *len == 0)
+        return mb->p + (n ? mb->off[idx[0]] : 0);
+    if (*len > *tmpcap) {
+        char *t = realloc(*tmp, *len);
+        if (t == NULL)
+            return NULL;
+        *tmp = t;
+        *tmpcap = *len;
+    }
+    for (size_t k = 0, at = 0; k < (size_t)n; at += mb->size[idx[k]], k++)
+        memcpy(*tmp + at, mb->p + mb->off[idx[k]], mb->size[idx[k]]);
+    return *tmp;
+}
+
+/* Lines 5-18, one halving step: (allgatherv: the size header first), then the blocks. */
+static int halving_step(struct coll_args *a, const struct dh_pattern *cp, const struct dh_step *s,
+                        struct mainbuf *mb, char **tmp, size_t *tmpcap)
+{
+    hint_request rq[3] = {HINT_REQUEST_NULL, HINT_REQUEST_NULL, HINT_REQUEST_NULL};
+    int st = HINT_SUCCESS;
+    uint64_t *hin = NULL, *hout = NULL;
+    bool sending = s->agent >= 0 && s->send.n > 0, receiving = s->origin >= 0 && s->nrecv > 0;
+    size_t m = mb->size[0];
+    if (a->op_id == COLL_NEIGHBOR_ALLGATHERV) {
+        hin = calloc((size_t)s->nrecv + 1, sizeof *hin);
+        hout = calloc((size_t)s->send.n + 1, sizeof *hout);
+        if (hin == NULL || hout == NULL)
+            st = HINT_ERR_NOMEM;
+        for (int k = 0; st == HINT_SUCCESS && k < s->send.n; k++)
+            hout[k] = mb->size[s->send.v[k]];
+        if (st == HINT_SUCCESS && receiving)
+            st = coll_irecv(hin, (size_t)s->nrecv * sizeof *hin, s->origin, a, &rq[0]);
+        if (st == HINT_SUCCESS && sending)
+            st = coll_isend(hout, (size_t)s->send.n * sizeof *hout, s->agent, a, &rq[1]);
+        if (st == HINT_SUCCESS && receiving)
+            st = p2p_wait(&rq[0], NULL);
+    }
+    size_t total = 0;
+    for (int k = 0; st == HINT_SUCCESS && k < s->nrecv; k++) {
+        size_t b = hin ? (size_t)hin[k] : m;
+        st = main_add(mb, s->first_recv + k, b);
+        total += b;
+    }
+    if (st == HINT_SUCCESS && receiving)
+        st = coll_irecv(mb->p + mb->off[s->first_recv], total, s->origin, a, &rq[0]);
+    if (st == HINT_SUCCESS && sending) {
+        size_t len;
+        const char *out = gather_blocks(mb, s->send.v, s->send.n, &len, tmp, tmpcap);
+        st = out == NULL ? HINT_ERR_NOMEM : coll_isend(out, len, s->agent, a, &rq[2]);
+    }
+    int w = p2p_waitall(3, rq);
+    st = st != HINT_SUCCESS ? st : w;
+    for (int k = 0; k < s->keep.n && st == HINT_SUCCESS; k++) {
+        int j = s->keep.v[k];
+        st = deliver(a, cp, cp->carry.v[j], mb->p + mb->off[j], mb->size[j]);
+    }
+    free(hin);
+    free(hout);
+    return st;
+}
+
+/* Lines 19-33: every remaining destination its blocks in one message, every notice's sender
+   its blocks from this rank's point of view (sizes from the receive counts). */
+static int final_step(struct coll_args *a, const struct dh_pattern *cp, const struct mainbuf *mb, size_t m)
+{
+    size_t n = 0, outlen = 0, inlen = 0, len;
+    for (int j = 0; j < cp->nout; j++)
+        for (int k = 0; k < cp->out[j].blocks.n; k++)
+            outlen += mb->size[cp->out[j].blocks.v[k]];
+    for (int j = 0; j < cp->nin; j++)
+        for (int k = 0; k < cp->in[j].blocks.n; k++)
+            inlen += origin_bytes(a, cp, cp->in[j].blocks.v[k], m);
+    hint_request *rq = coll_requests((size_t)cp->nout + (size_t)cp->nin + 1);
+    char *buf = malloc(outlen + inlen + 1), *tmp = NULL;
+    size_t tmpcap = 0;
+    int st = rq && buf ? HINT_SUCCESS : HINT_ERR_NOMEM;
+    size_t at = 0;
+    for (int j = 0; j < cp->nout && st == HINT_SUCCESS; j++) {
+        const struct dh_peer *p = &cp->out[j];
+        const char *out = gather_blocks(mb, p->blocks.v, p->blocks.n, &len, &tmp, &tmpcap);
+        if (out == tmp) { /* packed: keep it apart from the next peer's */
+            memcpy(buf + at, tmp, len);
+            out = buf + at;
+            at += len;
+        }
+        st = out == NULL ? HINT_ERR_NOMEM : coll_isend(out, len, p->rank, a, &rq[n++]);
+    }
+    size_t first_in = at = outlen;
+    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++) {
+        size_t b = 0;
+        for (int k = 0; k < cp->in[j].blocks.n; k++)
+            b += origin_bytes(a, cp, cp->in[j].blocks.v[k], m);
+        st = coll_irecv(buf + at, b, cp->in[j].rank, a, &rq[n++]);
+        at += b;
+    }
+    int w = rq ? p2p_waitall(n, rq) : HINT_SUCCESS;
+    st = st != HINT_SUCCESS ? st : w;
+    at = first_in;
+    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++)
+        for (int k = 0; k < cp->in[j].blocks.n && st == HINT_SUCCESS; k++) {
+            int o = cp->in[j].blocks.v[k];
+            size_t b = origin_bytes(a, cp, o, m);
+            st = deliver(a, cp, o, buf + at, b);
+            at += b;
+        }
+    free(tmp);
+    free(buf);
+    free(rq);
+    return st;
 }
 
 int neighbor_distance_halving(struct coll_args *a)
@@ -759,55 +918,28 @@ int neighbor_distance_halving(struct coll_args *a)
     size_t m, bytes;
     if ((st = dt_count_bytes(a->sl.type, a->sl.count, &m)) != HINT_SUCCESS)
         return st;
-    size_t nc = (size_t)cp->carry.n, ntmp = cp->final_blocks > nc ? cp->final_blocks : nc;
-    char *main = NULL, *tmp = NULL;
-    hint_request *rq = coll_requests((size_t)cp->nout + (size_t)cp->nin + 2);
-    /* main: the carried blocks; tmp: gathered sends (a step's or the final ones) and the final receives */
-    if (rq == NULL || coll_scratch((nc + ntmp) * m + 1, (void **)&main) != HINT_SUCCESS) {
-        free(rq);
-        return HINT_ERR_NOMEM;
-    }
-    tmp = main + nc * m;
-    st = dt_copy_typed(a->sbuf, a->sl.count, a->sl.type, main, m, HINT_BYTE, &bytes); /* line 3 */
+    size_t nc = (size_t)cp->carry.n;
+    struct mainbuf mb = {.off = calloc(nc + 1, sizeof(size_t)), .size = calloc(nc + 1, sizeof(size_t))};
+    char *tmp = NULL;
+    size_t tmpcap = 0;
+    /* allgather: room for every block at once; allgatherv grows as the sizes arrive */
+    mb.cap = (a->op_id == COLL_NEIGHBOR_ALLGATHER ? nc : 1) * m + 1;
+    mb.p = malloc(mb.cap);
+    if (mb.off == NULL || mb.size == NULL || mb.p == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st == HINT_SUCCESS)
+        st = main_add(&mb, 0, m);
+    if (st == HINT_SUCCESS) /* line 3 */
+        st = dt_copy_typed(a->sbuf, a->sl.count, a->sl.type, mb.p, m, HINT_BYTE, &bytes);
     if (st == HINT_SUCCESS && cp->slot_head[a->rank] >= 0)
-        st = deliver(a, cp, a->rank, main, m); /* self loops */
-    /* lines 5-18: the halving steps */
-    for (int t = 0; t < cp->nsteps && st == HINT_SUCCESS; t++) {
-        const struct dh_step *s = &cp->steps[t];
-        size_t n = 0;
-        if (s->origin >= 0 && s->nrecv > 0)
-            st = coll_irecv(main + (size_t)s->first_recv * m, (size_t)s->nrecv * m, s->origin, a, &rq[n++]);
-        if (st == HINT_SUCCESS && s->agent >= 0 && s->send.n > 0) {
-            const char *out = gather_blocks(main, s->send.v, s->send.n, m, tmp);
-            st = coll_isend(out, (size_t)s->send.n * m, s->agent, a, &rq[n++]);
-        }
-        int w = p2p_waitall(n, rq);
-        st = st != HINT_SUCCESS ? st : w;
-        for (int k = 0; k < s->keep.n && st == HINT_SUCCESS; k++)
-            st = deliver(a, cp, cp->carry.v[s->keep.v[k]], main + (size_t)s->keep.v[k] * m, m);
-    }
-    /* lines 19-33: the final phase, every remaining destination at once */
-    size_t n = 0, at = 0;
-    for (int j = 0; j < cp->nout && st == HINT_SUCCESS; j++) {
-        const struct dh_peer *p = &cp->out[j];
-        char *slot = tmp + at * m;
-        const char *out = gather_blocks(main, p->blocks.v, p->blocks.n, m, slot);
-        if (out == slot)
-            at += (size_t)p->blocks.n;
-        st = coll_isend(out, (size_t)p->blocks.n * m, p->rank, a, &rq[n++]);
-    }
-    size_t first_in = at;
-    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++) {
-        st = coll_irecv(tmp + at * m, (size_t)cp->in[j].blocks.n * m, cp->in[j].rank, a, &rq[n++]);
-        at += (size_t)cp->in[j].blocks.n;
-    }
-    int w = p2p_waitall(n, rq);
-    st = st != HINT_SUCCESS ? st : w;
-    at = first_in;
-    for (int j = 0; j < cp->nin && st == HINT_SUCCESS; j++)
-        for (int k = 0; k < cp->in[j].blocks.n && st == HINT_SUCCESS; k++, at++)
-            st = deliver(a, cp, cp->in[j].blocks.v[k], tmp + at * m, m);
-    free(rq);
-    free(main);
+        st = deliver(a, cp, a->rank, mb.p, m); /* self loops */
+    for (int t = 0; t < cp->nsteps && st == HINT_SUCCESS; t++)
+        st = halving_step(a, cp, &cp->steps[t], &mb, &tmp, &tmpcap);
+    if (st == HINT_SUCCESS)
+        st = final_step(a, cp, &mb, m);
+    free(tmp);
+    free(mb.p);
+    free(mb.off);
+    free(mb.size);
     return st;
 }

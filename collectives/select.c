@@ -199,7 +199,7 @@ static const struct coll_alg neighbor_algs[] = {
     [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
                              neighbor_naive),
     [NEIGHBOR_DISTANCE_HALVING] = TYPED("distance_halving",
-                                        "neighbor_allgather only: agents in the opposite half carry blocks through "
+                                        "neighbor_allgather(v): agents in the opposite half carry blocks through "
                                         "log2(P/L) halving steps, then one message per destination on the socket",
                                         neighbor_distance_halving_ok, neighbor_distance_halving),
     [NEIGHBOR_MORTON] = NODE_TYPED("morton",

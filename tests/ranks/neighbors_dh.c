@@ -15,8 +15,10 @@
  * naive's result, with buffers from hint_malloc (hint_coll_last must say morton) and on the
  * stack (every rank falls back to naive); with --nodes (ranks on several nodes) forcing it must
  * return HINT_ERR_UNSUPPORTED. Carts (periodic or not, 1-D to 3-D) too. Forcing
- * distance_halving on the other three neighbourhood operations, or morton on the v variants,
+ * distance_halving on neighbor_alltoall(v), or morton on the v variants,
  * returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail on every rank.
+ * neighbor_allgatherv with naive and distance_halving: counts differing per origin (some 0),
+ * receive slots in reverse order with gaps.
  *
  * Usage: neighbors_dh [--quick] [--nodes] [--help]. Rank 0 prints "ok neighbors_dh".
  */
@@ -209,6 +211,49 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
     where[base] = 0;
 }
 
+/* allgatherv: origin s sends vcount(s) ints (some none); receive slots lie in reverse order with
+   a one-element gap between them, the gaps and the rest holding sentinels. */
+static size_t vcount(int s, size_t scale) { return (size_t)((s * 7 + 3) % 5) * scale / 2; }
+
+static void run_allgatherv(hint_group gr, const char *alg, size_t scale, const int *in, int nin)
+{
+    size_t base = strlen(where);
+    snprintf(where + base, sizeof where - base, " allgatherv %s scale=%zu", alg, scale);
+    RC_OK(hint_coll_set("neighbor_allgatherv", alg));
+    size_t sc = vcount(rc_rank, scale), len = 0;
+    size_t *cnt = malloc(((size_t)nin + 1) * sizeof *cnt), *dsp = malloc(((size_t)nin + 1) * sizeof *dsp);
+    for (int i = nin - 1; i >= 0; i--) {
+        cnt[i] = in[i] == HINT_PROC_NULL ? 0 : vcount(in[i], scale);
+        dsp[i] = len;
+        len += cnt[i] + 1;
+    }
+    int *sb = halloc(sc * sizeof(int)), *r = halloc(len * sizeof(int));
+    for (size_t e = 0; e < sc; e++)
+        sb[e] = val(rc_rank, e);
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t e = 0; e < len; e++)
+            r[e] = -7;
+        RC_OK(hint_neighbor_allgatherv(sb, sc, HINT_INT, r, cnt, dsp, HINT_INT, gr));
+        for (int i = 0; i < nin; i++)
+            for (size_t e = 0; e <= cnt[i]; e++) {
+                int want = e < cnt[i] ? val(in[i], e) : -7;
+                if (r[dsp[i] + e] != want)
+                    FAIL("rep %d slot %d (source %d) element %zu: %d, expected %d", rep, i, in[i], e, r[dsp[i] + e],
+                         want);
+            }
+        const char *last = NULL;
+        RC_OK(hint_coll_last("neighbor_allgatherv", &last));
+        if (last == NULL || (strcmp(last, alg) != 0 && strcmp(last, "trivial") != 0))
+            FAIL("ran %s, forced %s", last ? last : "(none)", alg);
+    }
+    RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
+    hint_free(sb);
+    hint_free(r);
+    free(cnt);
+    free(dsp);
+    where[base] = 0;
+}
+
 static int spans_nodes; /* --nodes: ranks on several nodes, where morton (node-only) is refused */
 
 /* neighbor_alltoall with morton against naive's result (the matching of repeated edges and a
@@ -279,6 +324,8 @@ static void check_group(hint_group gr, const int *in, int nin, int quick)
         if (!quick)
             run_allgather(gr, "morton", 1, 0, in, nin);
     }
+    run_allgatherv(gr, "naive", quick ? 3 : 400, in, nin);
+    run_allgatherv(gr, "distance_halving", quick ? 3 : 400, in, nin);
     run_alltoall_morton(gr, quick ? 3 : 300, 1);
     run_alltoall_morton(gr, 2, 0);
     hint_group d;
@@ -354,7 +401,7 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_alltoall", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
-    RC_OK(hint_coll_set("neighbor_allgatherv", "distance_halving"));
+    RC_OK(hint_coll_set("neighbor_allgatherv", "morton"));
     RC_EXPECT(hint_neighbor_allgatherv(buf, 0, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
     RC_OK(hint_coll_set("neighbor_alltoallv", "distance_halving"));
