@@ -48,22 +48,92 @@ static char **build_env(const char *const extra[])
     return env;
 }
 
+/* ---- host mode: HINT_TEST_HOSTS=a,b,... reruns a suite across hosts ----
+   Every job that does not choose its nodes itself (--nodes) runs as `hintrun --host a:N0,b:N1
+   --launch-agent "$HINT_TEST_LAUNCH_AGENT"` over min(hosts, np) hosts, its ranks dealt in blocks
+   whose sizes differ by at most one (the first hosts take the larger: P=5 is 3+2). Every job's
+   front, hintrun, runs under HINT_TEST_FRONT_PREFIX (words split at spaces, e.g. `ip netns exec
+   NS`: where the hosts are reachable). The job's extra environment and this process's
+   FI_PROVIDER and FI_TCP_IFACE reach the remote ranks through -x, as through ssh they must.
+   tests/launcher/check_suites_netns.py makes such hosts out of network namespaces. */
+struct host_mode {
+    char prefix[512];
+    char hosts[1024];
+};
+
+static bool host_mode_on(void)
+{
+    const char *h = getenv("HINT_TEST_HOSTS");
+    return h != NULL && *h != '\0';
+}
+
+static size_t add_front_prefix(struct host_mode *hm, const char **args, size_t a)
+{
+    const char *p = getenv("HINT_TEST_FRONT_PREFIX");
+    if (p == NULL)
+        return a;
+    snprintf(hm->prefix, sizeof hm->prefix, "%s", p);
+    char *save = NULL;
+    for (char *w = strtok_r(hm->prefix, " ", &save); w && a < 16; w = strtok_r(NULL, " ", &save))
+        args[a++] = w;
+    return a;
+}
+
+static size_t add_hosts(struct host_mode *hm, int np, const char *const env[], const char **args, size_t a)
+{
+    char list[1024], *names[64], *save = NULL;
+    int n = 0;
+    snprintf(list, sizeof list, "%s", getenv("HINT_TEST_HOSTS"));
+    for (char *w = strtok_r(list, ",", &save); w && n < 64; w = strtok_r(NULL, ",", &save))
+        names[n++] = w;
+    if (n > np)
+        n = np;
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof hm->hosts; i++)
+        len += (size_t)snprintf(hm->hosts + len, sizeof hm->hosts - len, "%s%s:%d", i ? "," : "", names[i],
+                                np / n + (i < np % n));
+    args[a++] = "--host";
+    args[a++] = hm->hosts;
+    const char *agent = getenv("HINT_TEST_LAUNCH_AGENT");
+    if (agent && *agent) {
+        args[a++] = "--launch-agent";
+        args[a++] = agent;
+    }
+    static const char *const fabric[] = {"FI_PROVIDER", "FI_TCP_IFACE"};
+    for (size_t i = 0; i < 2; i++)
+        if (getenv(fabric[i])) {
+            args[a++] = "-x";
+            args[a++] = fabric[i];
+        }
+    for (size_t i = 0; env && env[i] && a < 200; i++) {
+        args[a++] = "-x";
+        args[a++] = env[i];
+    }
+    return a;
+}
+
 int job_run(const char *const opts[], int np, const char *const argv[], const char *const env[],
             struct job_result *out)
 {
     const char *args[256];
     char npbuf[16];
     size_t a = 0;
+    struct host_mode hm;
+    bool hosts = host_mode_on();
+    if (hosts)
+        a = add_front_prefix(&hm, args, a);
     args[a++] = job_build_path("launcher/hintrun");
     bool nodes_given = false;
     for (size_t i = 0; opts && opts[i]; i++) {
         nodes_given |= strcmp(opts[i], "--nodes") == 0;
         args[a++] = opts[i];
     }
+    if (hosts && !nodes_given && np > 0)
+        a = add_hosts(&hm, np, env, args, a);
     /* HINT_TEST_NODES=K reruns a suite across K virtual nodes (fewer when the job has fewer ranks) */
     char nodesbuf[16];
     const char *k = getenv("HINT_TEST_NODES");
-    if (k && atoi(k) > 1 && !nodes_given) {
+    if (k && atoi(k) > 1 && !nodes_given && !hosts) {
         snprintf(nodesbuf, sizeof nodesbuf, "%d", atoi(k) < np ? atoi(k) : np);
         args[a++] = "--nodes";
         args[a++] = nodesbuf;
@@ -86,7 +156,7 @@ int job_run(const char *const opts[], int np, const char *const argv[], const ch
     char **envp = build_env(env);
     pid_t pid;
     double t0 = now();
-    int err = posix_spawn(&pid, args[0], &fa, NULL, (char *const *)args, envp);
+    int err = posix_spawnp(&pid, args[0], &fa, NULL, (char *const *)args, envp);
     posix_spawn_file_actions_destroy(&fa);
     free(envp);
     close(pipefd[1]);

@@ -326,4 +326,5 @@ def main():
     sys.exit(0 if all(results) else 1)
 
 
-main()
+if __name__ == "__main__":  # check_suites_netns.py imports the namespaces' set-up
+    main()

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,27 @@ static void lt_collect(struct lt_run *r, int fds[2], const struct lt_signal *sig
     r->err = b[1].p;
 }
 
+/* HINT_TEST_NODES=K reruns a suite across K virtual nodes, as tests/common/job.c does: a job of
+   one program with "-n N" (N > 1) and no --nodes or --host of its own gets --nodes min(K, N). */
+static bool lt_nodes_for(const char *const args[], char *buf, size_t len)
+{
+    const char *k = getenv("HINT_TEST_NODES");
+    int np = 0, programs = 0;
+    if (k == NULL || atoi(k) < 2)
+        return false;
+    for (size_t i = 0; args[i]; i++) {
+        if (strcmp(args[i], "--nodes") == 0 || strcmp(args[i], "--host") == 0 ||
+            strcmp(args[i], "--hostfile") == 0 || strcmp(args[i], ":") == 0)
+            return false;
+        if (strcmp(args[i], "-n") == 0 && args[i + 1] && programs++ == 0)
+            np = atoi(args[i + 1]);
+    }
+    if (np < 2 || programs != 1)
+        return false;
+    snprintf(buf, len, "%d", atoi(k) < np ? atoi(k) : np);
+    return true;
+}
+
 /* in_fd: hintrun's stdin, or -1 for /dev/null */
 static int lt_run_fd(struct lt_run *r, const char *const args[], const char *const extra_env[],
                      const struct lt_signal *sig, int in_fd)
@@ -129,9 +151,15 @@ static int lt_run_fd(struct lt_run *r, const char *const args[], const char *con
     *r = (struct lt_run){.status = -1};
     while (args[n])
         n++;
-    const char **argv = calloc(n + 2, sizeof *argv);
-    argv[0] = lt_hintrun();
-    memcpy(argv + 1, args, n * sizeof *argv);
+    const char **argv = calloc(n + 4, sizeof *argv);
+    char nodes[16];
+    size_t a = 0;
+    argv[a++] = lt_hintrun();
+    if (lt_nodes_for(args, nodes, sizeof nodes)) {
+        argv[a++] = "--nodes";
+        argv[a++] = nodes;
+    }
+    memcpy(argv + a, args, n * sizeof *argv);
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
         return -1;
     posix_spawn_file_actions_t fa;
