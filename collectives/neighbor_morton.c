@@ -16,9 +16,9 @@
  * Per call: every rank publishes its send and receive buffers' heap offsets in the group's
  * slot, a barrier, each rank copies its segment (alltoall: block Bs of Rs's send buffer to block
  * Br of Rr's receive buffer; allgather: Rs's one block), a fence, a barrier. A buffer off the
- * heap on any rank: every rank sees it and all run naive instead (after a barrier).
- * Contiguous types only (derived sides: naive; the predicate refuses, so forcing returns
- * HINT_ERR_UNSUPPORTED); the v variants are not done. Node-only (the table marks it).
+ * heap, or a side that is not contiguous (a derived datatype), on any rank: every rank sees it
+ * and all run naive instead (after a barrier; hint_coll_last says naive). The v variants are not
+ * done (forcing: HINT_ERR_UNSUPPORTED). Node-only (the table marks it).
  * Cost: 2 barriers + about E/P block copies per rank (E edges), no message.
  */
 #include <stdlib.h>
@@ -146,10 +146,16 @@ bool neighbor_morton_ok(const struct coll_args *a)
 {
     if (a->op_id != COLL_NEIGHBOR_ALLGATHER && a->op_id != COLL_NEIGHBOR_ALLTOALL)
         return false;
-    if (!coll_heap_ok(a) && !(a->g != NULL && a->size == 1)) /* one rank: its own buffers, no slot */
-        return false;
-    if (a->g == NULL)
-        return true;
+    /* one rank: its own buffers, no slot. Nothing here looks at this rank's datatypes: ranks
+       may differ in layout, and a refusal on some ranks only would leave the others waiting in
+       the barrier; a side that is not contiguous is published as off the heap instead, so
+       every rank sees it and all run naive. */
+    return coll_heap_ok(a) || (a->g != NULL && a->size == 1);
+}
+
+/* Whether this rank's sides can be copied as bytes: contiguous, and as many bytes each way. */
+static bool plain_sides(const struct coll_args *a)
+{
     return dt_is_contig(a->sl.type) && dt_is_contig(a->rl.type) &&
            a->sl.count * dt_size(a->sl.type) == a->rl.count * dt_size(a->rl.type);
 }
@@ -168,6 +174,10 @@ int neighbor_morton(struct coll_args *a)
     size_t block = a->sl.count * dt_size(a->sl.type);
     bool a2a = a->op_id == COLL_NEIGHBOR_ALLTOALL;
     const struct morton_plan *mp = c->morton;
+    if (a->size == 1 && !plain_sides(a)) {
+        coll_record(a->op_id, "naive");
+        return neighbor_naive(a);
+    }
     if (a->size == 1) { /* every edge is a self loop */
         for (int k = 0; k < mp->n && block > 0; k++)
             memcpy(a->rbuf + mp->seg[k].br * block, a->sbuf + (a2a ? mp->seg[k].bs * block : 0), block);
@@ -175,8 +185,9 @@ int neighbor_morton(struct coll_args *a)
     }
     int slot = coll_group_of(a->g)->slot;
     struct coll_shm_member *me = coll_shm_member(slot, a->rank);
-    me->soff = heap_span(a->sbuf, block * (a2a ? (size_t)l.outdegree : 1));
-    me->roff = heap_span(a->rbuf, block * (size_t)l.indegree);
+    bool plain = plain_sides(a);
+    me->soff = plain ? heap_span(a->sbuf, block * (a2a ? (size_t)l.outdegree : 1)) : UINT64_MAX;
+    me->roff = plain ? heap_span(a->rbuf, block * (size_t)l.indegree) : UINT64_MAX;
     if ((st = barrier_shm(a)) != HINT_SUCCESS)
         return st;
     for (int p = 0; p < a->size; p++) /* every rank reads the same words: all choose alike */
