@@ -122,27 +122,6 @@ static int agent_read_job(struct agent_header *h, char **buf_out, const char **w
 
 /* ---------------------------------------------------------------- the store connection */
 
-static int agent_connect_one(int fd, const struct addrinfo *ai)
-{
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    int err = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
-    if (err == EINPROGRESS) {
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        int rc;
-        do
-            rc = poll(&p, 1, AGENT_CONNECT_TIMEOUT_MS);
-        while (rc < 0 && errno == EINTR);
-        socklen_t len = sizeof err;
-        if (rc == 0)
-            err = ETIMEDOUT;
-        else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-            err = errno;
-    }
-    fcntl(fd, F_SETFL, fl);
-    return err;
-}
-
 static int agent_send(int fd, const struct boot_buf *b)
 {
     size_t off = 0;
@@ -173,7 +152,8 @@ static int agent_connect(struct launch_job *job, const struct agent_header *h)
     }
     for (struct addrinfo *ai = list; ai && fd < 0; ai = ai->ai_next) {
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && (err = agent_connect_one(fd, ai)) != 0) {
+        if (fd >= 0 &&
+            (err = boot_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, AGENT_CONNECT_TIMEOUT_MS)) != 0) {
             close(fd);
             fd = -1;
         }

@@ -13,6 +13,14 @@
  *   HINT_OVERSUBSCRIBED             1 when ranks on the node outnumber the cores hintrun may use
  *   HINT_LAUNCHER_PID               pid of hintrun
  * A process started without them (no HINT_RANK) is a singleton: a world of one, no store.
+ *
+ * The same calls work under the process managers clusters run (runtime/boot_backend.h: PMIx for
+ * Open MPI's mpirun and srun --mpi=pmix, PMI-1 for MPICH's mpiexec.hydra); hint_init then takes
+ * rank and size from them and the node geometry from an exchange of host names, and sets
+ * HINT_JOBID in its own environment. Their key-value spaces show a put to other ranks only after
+ * the next boot_fence, so callers fence between putting and getting (hintrun's store would
+ * wait instead). A process that a launcher meant to be one of several ranks but that finds none
+ * of these fails boot_init naming the launcher, instead of running as a world of one.
  */
 #ifndef HINT_RUNTIME_BOOT_H
 #define HINT_RUNTIME_BOOT_H

@@ -28,6 +28,7 @@
 
 #include "hint.h"
 #include "runtime/boot.h"
+#include "runtime/boot_backend.h"
 #include "runtime/boot_proto.h"
 #include "runtime/trace.h"
 
@@ -305,27 +306,6 @@ static int boot_connect_unix(const struct boot_addr *a)
     return HINT_SUCCESS;
 }
 
-/* One non-blocking connect, waited for at most ms; 0 or an errno. */
-static int boot_connect_one(int fd, const struct addrinfo *ai, int ms)
-{
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen), err = rc == 0 ? 0 : errno;
-    if (err == EINPROGRESS || err == EINTR) {
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-        do
-            rc = poll(&p, 1, ms);
-        while (rc < 0 && errno == EINTR);
-        socklen_t len = sizeof err;
-        if (rc == 0)
-            err = ETIMEDOUT;
-        else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-            err = errno;
-    }
-    fcntl(fd, F_SETFL, fl);
-    return err;
-}
-
 /* A store on another host: each address of HOST in turn, each for at most
    BOOT_TCP_CONNECT_MS, so an unreachable store is an error within seconds, not a hang. */
 #define BOOT_TCP_CONNECT_MS 10000
@@ -344,7 +324,7 @@ static int boot_connect_tcp(const struct boot_addr *a)
             err = errno;
             continue;
         }
-        if ((err = boot_connect_one(fd, ai, BOOT_TCP_CONNECT_MS)) != 0) {
+        if ((err = boot_connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, BOOT_TCP_CONNECT_MS)) != 0) {
             close(fd);
             continue;
         }
@@ -459,7 +439,7 @@ static void boot_make_singleton(struct boot_info *in)
     snprintf(in->jobid, sizeof in->jobid, "%08x%08x", (unsigned)getpid(), (unsigned)t);
 }
 
-int boot_init(struct boot_info *info)
+static int store_init(struct boot_info *info)
 {
     int st = HINT_SUCCESS;
     const char *jobid = NULL, *token = NULL;
@@ -503,7 +483,7 @@ static int boot_check_key(const char *key)
     return HINT_SUCCESS;
 }
 
-int boot_put(const char *key, const void *val, size_t len)
+static int store_put(const char *key, const void *val, size_t len)
 {
     int st = HINT_SUCCESS;
     struct boot_buf b = {0};
@@ -570,7 +550,7 @@ static int boot_recv_value(const struct boot_hdr *h, void *val, size_t cap, size
     return vlen > cap ? HINT_ERR_TRUNCATE : HINT_SUCCESS;
 }
 
-int boot_get(const char *key, void *val, size_t cap, size_t *len)
+static int store_get(const char *key, void *val, size_t cap, size_t *len)
 {
     int st = HINT_SUCCESS;
     struct boot_buf b = {0};
@@ -599,7 +579,7 @@ out:
     return st;
 }
 
-int boot_fence(void)
+static int store_fence(void)
 {
     int st = HINT_SUCCESS;
     struct boot_buf b = {0};
@@ -620,7 +600,7 @@ out:
     return st;
 }
 
-void boot_abort(int code, const char *msg)
+static void store_abort(int code, const char *msg)
 {
     int status = boot_abort_status(code);
     /* what the rank printed before aborting is usually the explanation: do not lose it */
@@ -650,7 +630,7 @@ void boot_abort(int code, const char *msg)
     _exit(status);
 }
 
-void boot_fini(void)
+static void store_fini(void)
 {
     if (!boot.active)
         return;
@@ -666,4 +646,30 @@ void boot_fini(void)
     boot_drop_connection();
     boot_local_free();
     boot.active = 0;
+}
+
+static const struct boot_backend store_backend = {
+    .name = "hintrun",
+    .put = store_put,
+    .get = store_get,
+    .fence = store_fence,
+    .abort = store_abort,
+    .fini = store_fini,
+};
+
+static const struct boot_backend singleton_backend = {
+    .name = "singleton",
+    .put = store_put,
+    .get = store_get,
+    .fence = store_fence,
+    .abort = store_abort,
+    .fini = store_fini,
+};
+
+int boot_store_init(struct boot_info *info, const struct boot_backend **be)
+{
+    int st = store_init(info);
+    if (st == HINT_SUCCESS)
+        *be = info->singleton ? &singleton_backend : &store_backend;
+    return st;
 }

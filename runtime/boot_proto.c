@@ -2,6 +2,9 @@
    boot_proto.h). Compiled into libhint and into hintrun, so it depends on nothing else. */
 #include "runtime/boot_proto.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,4 +264,24 @@ int boot_tcp_split(const char *addr, char *host, size_t hcap, char *port, size_t
     host[hlen] = '\0';
     memcpy(port, colon + 1, plen + 1);
     return 0;
+}
+
+int boot_connect_timeout(int fd, const struct sockaddr *sa, socklen_t salen, int ms)
+{
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    int rc = connect(fd, sa, salen), err = rc == 0 ? 0 : errno;
+    if (err == EINPROGRESS || err == EINTR) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        do
+            rc = poll(&p, 1, ms);
+        while (rc < 0 && errno == EINTR);
+        socklen_t len = sizeof err;
+        if (rc == 0)
+            err = ETIMEDOUT;
+        else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            err = errno;
+    }
+    fcntl(fd, F_SETFL, fl);
+    return err;
 }

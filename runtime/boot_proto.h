@@ -131,6 +131,10 @@ int boot_unix_addr(const char *path, struct sockaddr_un *sa, socklen_t *len);
 /* Splits "HOST:PORT" or "[IPv6]:PORT" (the part after "tcp:") into host and port strings.
    Returns 0, or -1 when either part is missing or too long for its buffer. */
 int boot_tcp_split(const char *addr, char *host, size_t hcap, char *port, size_t pcap);
+/* One connect of fd (a fresh stream socket) to sa, waited for at most ms milliseconds, so an
+   unreachable address is an error within that time, not a hang. Returns 0 or an errno value
+   (ETIMEDOUT after ms). Used by the ranks' store client and by hintrun --agent. */
+int boot_connect_timeout(int fd, const struct sockaddr *sa, socklen_t salen, int ms);
 /* Compares n bytes in time independent of where they differ (for the token). */
 int boot_ct_equal(const void *a, const void *b, size_t n);
 

@@ -104,6 +104,10 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_HANG_TIMEOUT", .kind = RT_ENV_SECONDS, .dflt = "0", .min = 0, .max = 1000000,
      .meaning = "a rank that waits longer than this many seconds in one wait prints one line saying what it waits "
                 "in: operation, group, call number, algorithm and for which rank(s) (docs/RUNTIME.md); 0: off"},
+    {.name = "HINT_SINGLETON", .kind = RT_ENV_BOOL, .dflt = "0",
+     .meaning = "1: a process not started by hintrun runs as a world of one even when a launcher's variables say "
+                "it is one of several ranks (SLURM_STEP_NUM_TASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK); by "
+                "default hint_init then joins PMIx or PMI-1, or fails naming the launcher (docs/LAUNCHER.md)"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

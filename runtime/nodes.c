@@ -52,6 +52,8 @@ int rt_nodes_init(void)
     N.first[K] = P;
     if (K > 1) {
         CHECK_GOTO(publish_own_node(), out);
+        /* a get sees the puts of the last fence (PMIx, PMI-1); hintrun's store would wait */
+        CHECK_GOTO(boot_fence(), out);
         for (int k = 0; k < K; k++)
             CHECK_GOTO(read_node(k), out);
         if (N.first[K] != P) {

@@ -7,9 +7,12 @@ cd "$(dirname "$0")/.."
 # gcc brings libasan8 and libubsan1 (through libgcc-12-dev): the sanitizer build of scripts/test.sh
 # needs nothing more; they are named so that a trimmed image cannot lack them. iproute2: the
 # launcher-hosts-netns test makes two hosts out of network namespaces (as root; it skips otherwise).
+# libpmix-dev: ranks join Open MPI's mpirun and srun --mpi=pmix (optional in meson); openmpi-bin,
+# mpich, slurm-wlm and munge: the launchers tests/launchers runs hint under (no hint code links them).
 packages=(meson ninja-build pkg-config gcc libc6-dev libhwloc-dev libfabric-dev libcriterion-dev
           libpapi-dev libmimalloc-dev libjansson-dev libasan8 libubsan1 binutils libfftw3-dev
-          man-db groff-base iproute2)
+          man-db groff-base iproute2
+          libpmix-dev openmpi-bin mpich slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
