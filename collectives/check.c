@@ -16,14 +16,17 @@
  * they meet anyway (coll_heap_meet, staging.c); the message-based ones rely on the transport's
  * truncation check.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "collectives/algs.h"
+#include "collectives/sched.h"
 #include "runtime/p2p.h"
 #include "runtime/runtime.h"
 
 enum { SIG_OP, SIG_ROOT, SIG_REDUCE, SIG_KIND, SIG_BYTES_LO, SIG_BYTES_HI, SIG_INTS };
+static_assert(SIG_INTS == COLL_SIG_INTS, "sched.h's count of a signature's ints");
 
 static int check_enabled = -1;
 
@@ -34,7 +37,7 @@ bool coll_check_enabled(void)
     return check_enabled == 1;
 }
 
-static void signature_ints(const struct coll_args *a, int *sig)
+void coll_signature_ints(const struct coll_args *a, int *sig)
 {
     sig[SIG_OP] = a->op_id;
     sig[SIG_ROOT] = a->root;
@@ -58,7 +61,7 @@ static bool per_peer_counts(int op_id)
 
 /* What this member can tell from everyone's signatures; NULL when it sees no mismatch. *common
    is set when every member tells the same (then only group rank 0 says it). */
-static const char *judge_signatures(const struct coll_args *a, const int *all, bool *common)
+const char *coll_judge_signatures(const struct coll_args *a, const int *all, bool *common)
 {
     *common = true;
     const int *first = all;
@@ -109,9 +112,9 @@ int coll_check_call(const struct coll_args *a)
     bool common = false, any = false;
     int st;
     CHECK_GOTO(refuse_if_null(all), out);
-    signature_ints(a, mine);
+    coll_signature_ints(a, mine);
     CHECK_GOTO(grp_allgather_ints(a->g, mine, SIG_INTS, all, GRP_TAG_CHECK), out);
-    why = judge_signatures(a, all, &common);
+    why = coll_judge_signatures(a, all, &common);
     /* the common fields judged alike everywhere: all members are in alltoallv, or none pairs */
     if (why == NULL && a->op_id == COLL_ALLTOALLV)
         CHECK_GOTO(judge_pairs(a, GRP_TAG_CHECK, &why), out);

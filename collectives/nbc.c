@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/algs.h"
 #include "collectives/nbc_heap.h"
 #include "collectives/sched.h"
 #include "runtime/runtime.h"
@@ -115,7 +116,7 @@ static void ring_chunk(const struct coll_args *a, int i, size_t *first, size_t *
 /* The ring: in step k rank r sends chunk r - k on to r + 1 and adds what r - 1 sends into chunk
    r - k - 1, so after P - 1 steps it holds chunk r + 1 whole; then P - 1 steps pass the whole
    chunks round. Each chunk's operands are combined in ring order, hence only for ops that commute. */
-static void allreduce_ring(struct sched *s, const struct coll_args *a, char *acc)
+static void ring_steps(struct sched *s, const struct coll_args *a, char *acc)
 {
     int P = a->size, r = a->rank, right = (r + 1) % P, left = (r - 1 + P) % P;
     size_t first, n, big = a->count / (size_t)P + 1;
@@ -183,7 +184,7 @@ void nbc_allreduce_ring(struct sched *s, const struct coll_args *a)
     static const struct coll_layout bytes = {0};
     char *acc = a->rl.type ? sched_scratch(s, a->block) : a->rbuf;
     dense_input(s, a, acc);
-    allreduce_ring(s, a, acc);
+    ring_steps(s, a, acc);
     if (a->rl.type)
         nbc_copy(s, acc, &bytes, a->rbuf, &a->rl, a->block);
 }
@@ -382,6 +383,8 @@ int nbc_start(const struct coll_args *a, bool trivial, void *scratch, hint_reque
         return HINT_ERR_NOMEM;
     }
     sched_adopt(s, scratch);
+    if (a->size > 1 && coll_check_enabled()) /* HINT_COLL_CHECK: its rounds come first */
+        nbc_check(s, a);
     if (!trivial) {
         if (alg == NBC_HEAP)
             nbc_heap(s, a);

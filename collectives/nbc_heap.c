@@ -58,7 +58,6 @@ _Static_assert(sizeof(struct nbc_desc) == COLL_CACHE_LINE, "a descriptor is one 
 
 static int area_id = -1;
 static char *area;
-static bool busy[COLL_SHM_SLOTS][NBC_RING]; /* this rank's line holds a call not yet complete */
 
 static size_t area_bytes(int nlocal) { return (size_t)COLL_SHM_SLOTS * (size_t)nlocal * NBC_RING * sizeof(struct nbc_desc); }
 
@@ -110,6 +109,8 @@ struct hcall {
     int want_readers, want_readers2;
     int phase;              /* allreduce: 0 reduce own segment, 1 gather the others */
     bool failed;            /* a reduction whose members disagree: only counting reads */
+    struct hcall *next, *prev; /* calls of this rank that publish and have not completed, in call order */
+    bool queued;
     int ndrained;           /* peers whose reads were counted after a disagreement */
 };
 
@@ -205,12 +206,54 @@ static void wake_all(const struct hcall *h)
             wake(h, p);
 }
 
-/* Publishes this rank's line once its previous call on it has completed here. */
+/* The calls of this rank that publish and have not completed, oldest first: a line is published
+   by its calls in call order (a newer call taking a line before an older one has would leave
+   the peers waiting for the older one, which waits for the line). */
+static struct hcall *queue_head, *queue_tail;
+
+static void enqueue(struct hcall *h)
+{
+    h->prev = queue_tail;
+    h->next = NULL;
+    if (queue_tail)
+        queue_tail->next = h;
+    else
+        queue_head = h;
+    queue_tail = h;
+    h->queued = true;
+}
+
+static void dequeue(void *arg)
+{
+    struct hcall *h = arg;
+    if (!h->queued)
+        return;
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        queue_head = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    else
+        queue_tail = h->prev;
+    h->queued = false;
+}
+
+/* No older call of this rank still holds or waits for h's line. */
+static bool line_free(const struct hcall *h)
+{
+    for (const struct hcall *o = queue_head; o && o != h; o = o->next)
+        if (o->slot == h->slot && o->line == h->line)
+            return false;
+    return true;
+}
+
+/* Publishes this rank's line once its older calls on it have completed here. */
 static bool try_publish(struct hcall *h)
 {
     if (h->published)
         return true;
-    if (busy[h->slot][h->line])
+    if (!line_free(h))
         return false;
     struct nbc_desc *d = desc(h->slot, h->a.rank, h->line);
     d->soff = h->data ? heap_offset(h->data) : 0;
@@ -221,7 +264,6 @@ static bool try_publish(struct hcall *h)
     atomic_store_explicit(&d->readers2, 0, memory_order_relaxed);
     atomic_store_explicit(&d->reduced, 0, memory_order_relaxed);
     atomic_store_explicit(&d->key, h->key, memory_order_release);
-    busy[h->slot][h->line] = true;
     h->published = true;
     wake_all(h);
     return true;
@@ -487,11 +529,18 @@ static bool poll(struct sched *s, void *state)
     if (h->ngot < h->need || !readers_done(h))
         return false;
     result_out(h);
-    if (h->published)
-        busy[h->slot][h->line] = false;
+    dequeue(h);
     dt_release(h->a.rl.type);
     h->done_own = true;
     return true;
+}
+
+static void hcall_free(void *arg)
+{
+    struct hcall *h = arg;
+    dequeue(h);
+    if (!h->done_own)
+        dt_release(h->a.rl.type);
 }
 
 /* ---- building ---- */
@@ -596,6 +645,9 @@ void nbc_heap(struct sched *s, const struct coll_args *a)
     if (sched_error(s) != HINT_SUCCESS)
         return;
     dt_retain(h->a.rl.type); /* released when the poll finishes */
+    if (h->publish)
+        enqueue(h);
+    sched_on_free(s, hcall_free, h); /* also when the poll never finished (an error before it) */
     /* this rank's own part, copied at the call (gather's root in place: the same bytes) */
     size_t n, own;
     const struct coll_layout *l;

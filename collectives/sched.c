@@ -23,6 +23,7 @@ struct step {
     size_t scount, dcount; /* elements of st / dt (bytes when the type is NULL); reduce: scount
                               elements, reduce_after: dcount its bytes */
     hint_type st, dt;      /* held (dt_retain) until the schedule is freed */
+    int tag;               /* send, receive: 0 for the call's tag, else this one */
     sched_poll_fn poll;    /* poll: called with `state` until it returns true */
     void *state;
 };
@@ -44,6 +45,8 @@ struct sched {
     int err;               /* the first error; once set, no further step is posted */
     struct hint_request_s *req;
     struct sched *next, *prev; /* in the list of schedules in flight */
+    void (*on_free)(void *); /* sched_on_free's, called when the schedule is freed */
+    void *on_free_arg;
     bool free_group;       /* the caller freed g meanwhile: the last schedule on it destroys it */
     hint_op free_op;       /* the caller freed this user op meanwhile: the same */
 };
@@ -127,6 +130,16 @@ void sched_recv(struct sched *s, void *buf, size_t count, hint_type t, int peer)
     add(s, (struct step){.kind = SC_RECV, .peer = peer, .dst = buf, .dcount = count, .dt = t});
 }
 
+void sched_send_tag(struct sched *s, const void *buf, size_t bytes, int peer, int tag)
+{
+    add(s, (struct step){.kind = SC_SEND, .peer = peer, .src = buf, .scount = bytes, .tag = tag});
+}
+
+void sched_recv_tag(struct sched *s, void *buf, size_t bytes, int peer, int tag)
+{
+    add(s, (struct step){.kind = SC_RECV, .peer = peer, .dst = buf, .dcount = bytes, .tag = tag});
+}
+
 void sched_copy(struct sched *s, const void *src, size_t scount, hint_type st, void *dst, size_t dcount, hint_type dt)
 {
     if (src == dst && st == dt && scount == dcount)
@@ -155,8 +168,16 @@ void sched_poll(struct sched *s, sched_poll_fn fn, void *state)
 void sched_fail(struct sched *s, int st) { note_error(s, st); }
 int sched_error(const struct sched *s) { return s->err; }
 
+void sched_on_free(struct sched *s, void (*fn)(void *), void *arg)
+{
+    s->on_free = fn;
+    s->on_free_arg = arg;
+}
+
 static void sched_free(struct sched *s)
 {
+    if (s->on_free)
+        s->on_free(s->on_free_arg);
     for (int i = 0; i < s->n; i++) {
         dt_release(s->steps[i].st);
         dt_release(s->steps[i].dt);
@@ -190,14 +211,14 @@ static void run_copy(struct sched *s, const struct step *p)
 static void run_step(struct sched *s, const struct step *p)
 {
     uint32_t ctx = s->g->ctx + 1;
-    int st = HINT_SUCCESS;
+    int st = HINT_SUCCESS, tag = p->tag ? p->tag : s->tag;
     switch (p->kind) {
     case SC_SEND:
-        st = p2p_isend(p->src, p->scount, or_bytes(p->st), p->peer, s->tag, s->g, ctx, &s->rq[s->nrq]);
+        st = p2p_isend(p->src, p->scount, or_bytes(p->st), p->peer, tag, s->g, ctx, &s->rq[s->nrq]);
         s->nrq += st == HINT_SUCCESS;
         break;
     case SC_RECV:
-        st = p2p_irecv(p->dst, p->dcount, or_bytes(p->dt), p->peer, s->tag, s->g, ctx, &s->rq[s->nrq]);
+        st = p2p_irecv(p->dst, p->dcount, or_bytes(p->dt), p->peer, tag, s->g, ctx, &s->rq[s->nrq]);
         s->nrq += st == HINT_SUCCESS;
         break;
     case SC_COPY: run_copy(s, p); break;

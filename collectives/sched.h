@@ -43,6 +43,9 @@ void sched_adopt(struct sched *s, void *p);
 /* count elements of t (NULL: count bytes) at buf to / from group rank peer. */
 void sched_send(struct sched *s, const void *buf, size_t count, hint_type t, int peer);
 void sched_recv(struct sched *s, void *buf, size_t count, hint_type t, int peer);
+/* bytes to / from peer with a tag of the caller's instead of the call's (nbc_check.c). */
+void sched_send_tag(struct sched *s, const void *buf, size_t bytes, int peer, int tag);
+void sched_recv_tag(struct sched *s, void *buf, size_t bytes, int peer, int tag);
 /* scount elements of st at src into dcount elements of dt at dst (NULL types: bytes). Skipped
    when source and destination are the same bytes in the same layout. */
 void sched_copy(struct sched *s, const void *src, size_t scount, hint_type st, void *dst, size_t dcount,
@@ -62,6 +65,8 @@ void sched_round(struct sched *s);
 #define SCHED_POLLS 4
 typedef bool (*sched_poll_fn)(struct sched *s, void *state);
 void sched_poll(struct sched *s, sched_poll_fn fn, void *state);
+/* fn(arg) when the schedule is freed, run or not (one per schedule). */
+void sched_on_free(struct sched *s, void (*fn)(void *), void *arg);
 /* Records st as the schedule's error (the first one stays); its request ends with it. */
 void sched_fail(struct sched *s, int st);
 int sched_error(const struct sched *s);
@@ -117,5 +122,12 @@ void nbc_scatter(struct sched *s, const struct coll_args *a);
 void nbc_allgather(struct sched *s, const struct coll_args *a);
 void nbc_alltoall(struct sched *s, const struct coll_args *a);
 void nbc_neighbor(struct sched *s, const struct coll_args *a);
+/* HINT_COLL_CHECK for an i-call (nbc_check.c): rounds that come first in its schedule, after
+   which every member's schedule ends with HINT_ERR_MISMATCH when any member saw one. */
+void nbc_check(struct sched *s, const struct coll_args *a);
+/* collectives/check.c's signature of a call and its judgement of all P of them (NULL: none). */
+#define COLL_SIG_INTS 6
+void coll_signature_ints(const struct coll_args *a, int *sig);
+const char *coll_judge_signatures(const struct coll_args *a, const int *all, bool *common);
 
 #endif

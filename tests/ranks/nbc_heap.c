@@ -12,11 +12,13 @@
  * end the call with HINT_ERR_MISMATCH on the ranks that see them; a group freed while its
  * calls are in flight.
  *
- * Usage: nbc_heap [--expect NAME] [--only-heap]
+ * Usage: nbc_heap [--expect NAME] [--only-heap] [--check]
  *   --expect NAME  what hint_coll_last must name for a non-trivial call (default heap; !NAME:
  *                  anything else)
  *   --only-heap    only the single-copy calls, no point to point and no mismatch (for the
  *                  HINT_P2P_STATS check that they send no message)
+ *   --check        under HINT_COLL_CHECK=1: mismatched roots, ops, alltoallv counts and
+ *                  collectives end with HINT_ERR_MISMATCH on every member
  * Rank 0 prints "ok nbc_heap".
  */
 #include <stdbool.h>
@@ -377,6 +379,44 @@ static void t_mismatch(void)
     free(r);
 }
 
+/* --check (run with HINT_COLL_CHECK=1): i-calls whose members disagree end with
+   HINT_ERR_MISMATCH on every member, before anything moves, whichever schedule runs. */
+static void t_check(void)
+{
+    if (P < 2)
+        return;
+    hint_request q;
+    AT("HINT_COLL_CHECK: ibcast with rank 0's root differing");
+    int x = 5;
+    T_OK(hint_ibcast(&x, 1, HINT_INT, R == 0 ? 0 : 1, W, &q));
+    T_CHECK(hint_wait(&q, HINT_STATUS_IGNORE) == HINT_ERR_MISMATCH);
+    AT("HINT_COLL_CHECK: ireduce with different ops");
+    int y = 0;
+    T_OK(hint_ireduce(&x, &y, 1, HINT_INT, R == P - 1 ? HINT_MAX : HINT_SUM, 0, W, &q));
+    T_CHECK(hint_wait(&q, HINT_STATUS_IGNORE) == HINT_ERR_MISMATCH);
+    AT("HINT_COLL_CHECK: ialltoallv whose last rank sends rank 0 one byte more");
+    size_t sc[MAXP], sd[MAXP], rc[MAXP], rd[MAXP];
+    unsigned char s[MAXP * 2], r[MAXP * 2];
+    for (int p = 0; p < P; p++) {
+        sc[p] = rc[p] = 1;
+        sd[p] = rd[p] = (size_t)p * 2;
+    }
+    if (R == P - 1)
+        sc[0] = 2;
+    T_OK(hint_ialltoallv(s, sc, sd, HINT_BYTE, r, rc, rd, HINT_BYTE, W, &q));
+    T_CHECK(hint_wait(&q, HINT_STATUS_IGNORE) == HINT_ERR_MISMATCH);
+    AT("HINT_COLL_CHECK: ialltoall with different collectives (iallgather on rank 0)");
+    if (R == 0)
+        T_OK(hint_iallgather(s, 1, HINT_BYTE, r, 1, HINT_BYTE, W, &q));
+    else
+        T_OK(hint_ialltoall(s, 1, HINT_BYTE, r, 1, HINT_BYTE, W, &q));
+    T_CHECK(hint_wait(&q, HINT_STATUS_IGNORE) == HINT_ERR_MISMATCH);
+    AT("HINT_COLL_CHECK: then a call that agrees");
+    T_OK(hint_iallreduce(&x, &y, 1, HINT_INT, HINT_SUM, W, &q));
+    wait_ok(&q);
+    T_CHECK(y == 5 * P);
+}
+
 /* A group freed with its collectives in flight: the free takes effect once they complete. */
 static void t_free_in_flight(void)
 {
@@ -405,14 +445,16 @@ static void t_free_in_flight(void)
 
 int main(int argc, char **argv)
 {
-    bool only_heap = false;
+    bool only_heap = false, check = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) {
             expect = argv[++i];
         } else if (strcmp(argv[i], "--only-heap") == 0) {
             only_heap = true;
+        } else if (strcmp(argv[i], "--check") == 0) {
+            check = true;
         } else {
-            printf("usage: nbc_heap [--expect NAME] [--only-heap]\n"
+            printf("usage: nbc_heap [--expect NAME] [--only-heap] [--check]\n"
                    "  the single-copy nonblocking collectives at any P on one node; rank 0 prints \"ok nbc_heap\"\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
@@ -422,6 +464,13 @@ int main(int argc, char **argv)
     T_OK(hint_group_rank(W, &R));
     T_OK(hint_group_size(W, &P));
     T_CHECK(P <= MAXP);
+    if (check) { /* HINT_COLL_CHECK=1: the mismatches it finds */
+        t_check();
+        T_OK(hint_finalize());
+        if (R == 0)
+            printf("ok nbc_heap --check\n");
+        return 0;
+    }
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
         for (int h = 1; h >= 0; h--) {
