@@ -57,11 +57,13 @@ static void crash_case(const char *mode, int np, int victim, int want_status, co
     cr_expect(strstr(res.output, rankmsg) != NULL, "message does not name %s:\n%s", rankmsg, res.output);
     cr_expect(strstr(res.output, want_msg) != NULL, "message lacks '%s':\n%s", want_msg, res.output);
     cr_expect(strstr(res.output, "pid") != NULL, "message does not name the pid:\n%s", res.output);
-    /* The job ends within a second of the death: measured from the moment the victim printed
+    /* The job ends well within seconds of the death: measured from the moment the victim printed
        (same clock), not from the start, whose cost grows with the ranks and, across nodes, with
-       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). */
+       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). Typically
+       0.2-0.9 s; 1.1-1.7 s seen with 16 ranks at load 45-70 on 2 cores, where the killed ranks'
+       own exits wait for the cores (strace of hintrun: reaped 0.13-1.27 s after SIGTERM). */
     double after = seconds_after_death(&res);
-    cr_expect(after >= 0.0 && after < 1.0, "job took %.2f s to end after the crash (%.2f s in all):\n%s",
+    cr_expect(after >= 0.0 && after < 2.0, "job took %.2f s to end after the crash (%.2f s in all):\n%s",
               after, res.seconds, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
@@ -115,7 +117,7 @@ static void ends_at_once_case(const char *mode, int np, int victim, const char *
     cr_expect(res.status != 0 && res.status != 124, "status %d:\n%s", res.status, res.output);
     /* within about a second of the victim's act (the others wait meanwhile): far below --timeout */
     double after = seconds_after_death(&res);
-    cr_expect(after >= 0.0 && after < 1.5, "job took %.2f s to end after the victim acted (%.2f s in all):\n%s",
+    cr_expect(after >= 0.0 && after < 2.0, "job took %.2f s to end after the victim acted (%.2f s in all):\n%s",
               after, res.seconds, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
