@@ -10,7 +10,8 @@
 #           and removed on every exit path
 # Each launcher part runs the point-to-point programs (tests/ranks/p2p_patterns, groups) and every
 # collective of tests/ranks/coll_check at 3 ranks, then hint_abort and a SIGKILLed rank (both
-# must end the job with a non-zero status, through the launcher); after every job no shared
+# must end the job with a non-zero status, through the launcher), and (root) 4 ranks on 2 virtual
+# nodes, host names from UTS namespaces (run_vnodes); after every job no shared
 # memory of it may be left in /dev/shm. QUICK=1 (or HINT_LAUNCHER_QUICK=1) runs a few of the
 # programs only (the sanitizer build does).
 # A part whose launcher is not installed (scripts/setup.sh installs them) is skipped, saying so.
@@ -134,6 +135,33 @@ run_suites() {
     run_fails "$name: rank 1 killed by SIGKILL ends the job non-zero" . "$@" "$LCH" kill 1
 }
 
+# run_vnodes NAME LAUNCH...: ranks 0-1 and 2-3 on two virtual nodes, each pair in a UTS
+# namespace with its own host name (root only): hint's node map comes from the host-name exchange,
+# and the ranks of the other node are reached through libfabric's tcp provider over loopback, its
+# addresses exchanged through the launcher's PMIx or PMI-1 (HINT_P2P_STATS shows ofi messages).
+run_vnodes() {
+    local name=$1
+    shift
+    if [ "$(id -u)" -ne 0 ] || ! unshare -u true 2>/dev/null; then
+        ok "$name: 2 virtual nodes # SKIP needs root and unshare -u for a host name per node"
+        return
+    fi
+    cat >"$TMP/vnode.sh" <<'EOF2'
+#!/bin/sh
+r=${PMI_RANK:-${PMIX_RANK:-0}}
+exec unshare -u sh -c 'hostname "hint-vnode$1"; shift; exec "$@"' sh $((r / 2)) "$@"
+EOF2
+    chmod 755 "$TMP/vnode.sh"
+    local c
+    for c in "$P2P allpairs 65536" "$COLL allreduce"; do
+        # shellcheck disable=SC2086
+        run_ok "$name: 4 ranks on 2 nodes: ${c#"$B"/tests/ranks/}" "$@" -n 4 "$TMP/vnode.sh" $c
+        if [ "${c#"$P2P"}" != "$c" ] && ! grep -q "ofi [1-9]" "$TMP/out"; then
+            not_ok "$name: 2 nodes: messages went through libfabric (HINT_P2P_STATS)"
+        fi
+    done
+}
+
 finish() {
     echo "1..$n"
     [ "$failed" -eq 0 ]
@@ -169,6 +197,7 @@ part_split() {
 part_hydra() {
     command -v mpiexec.hydra >/dev/null || skip_all "mpiexec.hydra not installed (Debian package mpich; scripts/setup.sh installs it)"
     run_suites hydra mpiexec.hydra -n "$NP"
+    HINT_P2P_STATS=1 FI_PROVIDER=tcp FI_TCP_IFACE=lo run_vnodes hydra mpiexec.hydra
 }
 
 part_openmpi() {
@@ -178,6 +207,8 @@ part_openmpi() {
         skip_all "this build has no PMIx (libpmix-dev not found by meson): mpirun.openmpi cannot be joined"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     run_suites openmpi mpirun.openmpi --oversubscribe --bind-to none -n "$NP"
+    HINT_P2P_STATS=1 FI_PROVIDER=tcp FI_TCP_IFACE=lo run_vnodes openmpi mpirun.openmpi --oversubscribe \
+        --bind-to none -x HINT_P2P_STATS -x FI_PROVIDER -x FI_TCP_IFACE
 }
 
 slurm_up() {
@@ -255,6 +286,7 @@ part_slurm() {
     fi
     ok "a one-node Slurm starts (slurmctld, slurmd, munged on a private socket)"
     run_suites slurm srun --mpi=pmix --overcommit -n "$NP"
+    HINT_P2P_STATS=1 FI_PROVIDER=tcp FI_TCP_IFACE=lo run_vnodes slurm srun --mpi=pmix --overcommit
     run_fails "slurm: srun without --mpi=pmix fails naming Slurm (never a split job)" \
         "Slurm.*srun --mpi=pmix" srun --mpi=none --overcommit -n 2 "$LCH" world
 }
