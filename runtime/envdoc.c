@@ -55,8 +55,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "same root, count x type size and reduction op; a mismatch is an error on every rank instead of "
                 "a wrong result (one small exchange per call)"},
     {.name = "HINT_VIRTUAL_SOCKETS", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 1 << 20,
-     .meaning = "s > 0: split a group's ranks into s equal runs that the NUMA-aware morton_numa algorithms treat "
-                "as sockets (one socket when s does not divide P), and the node's ranks into s NUMA domains whose "
+     .meaning = "s > 0: split a group's ranks into s equal runs that the NUMA-aware morton_numa algorithms and "
+                "neighbor_allgather's distance_halving treat as sockets (one socket when s does not divide P), and the node's ranks into s NUMA domains whose "
                 "heap partitions are bound (mbind) to real nodes modulo their number; 0: the packages hwloc reports"},
 
     /* ---- runtime/ and transport/ ---- */
