@@ -30,8 +30,23 @@ n=0
 failed=0
 DAEMONS=()
 
+# slurmstepd of this Slurm: they carry its SLURM_CONF (found by pid, never by name alone)
+our_stepds() {
+    local p
+    for p in $(pgrep -x slurmstepd 2>/dev/null); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$TMP/slurm.conf" && echo "$p"
+    done
+}
+
 cleanup() {
     local pid
+    if [ -f "$TMP/slurm.conf" ]; then
+        # a step's slurmstepd outlives its tasks for a moment: let it end before slurmd does
+        for _ in $(seq 50); do [ -z "$(our_stepds)" ] && break; sleep 0.1; done
+        DAEMONS+=($(our_stepds))
+    fi
+    # munged itself (its pid file), not only runuser above it, so runuser reaps it
+    [ -s "$TMP/munge/munged.pid" ] && DAEMONS=("$(cat "$TMP/munge/munged.pid")" "${DAEMONS[@]}")
     for pid in "${DAEMONS[@]}"; do
         kill "$pid" 2>/dev/null
     done
