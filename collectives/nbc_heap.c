@@ -110,6 +110,9 @@ struct hcall {
     int phase;              /* allreduce: 0 reduce own segment, 1 gather the others */
     bool failed;            /* a reduction whose members disagree: only counting reads */
     struct hcall *next, *prev; /* calls of this rank that publish and have not completed, in call order */
+#define NBC_HEAP_BUFS 3
+    void *heap_bufs[NBC_HEAP_BUFS]; /* heap scratch (heap_scratch), released with the call */
+    int nheap;
     bool queued;
     int ndrained;           /* peers whose reads were counted after a disagreement */
 };
@@ -117,11 +120,15 @@ struct hcall {
 static bool is_v(int op) { return op == COLL_GATHERV || op == COLL_SCATTERV || op == COLL_ALLGATHERV || op == COLL_ALLTOALLV; }
 static bool is_reduction(int op) { return op == COLL_REDUCE || op == COLL_ALLREDUCE || op == COLL_REDUCE_SCATTER_BLOCK; }
 
-/* Heap scratch owned by the schedule; NULL (and the schedule failed) when the heap has no room. */
-static void *heap_scratch(struct sched *s, size_t n)
+/* Heap scratch of the call, released with it (hcall_free); NULL (and the schedule failed) when
+   the heap has no room. From heap_alloc, not malloc: malloc may not serve from the heap (a
+   sanitizer's, or a full partition's fallback). */
+static void *heap_scratch(struct sched *s, struct hcall *h, size_t n)
 {
-    void *p = sched_scratch(s, n ? n : 1);
-    if (p && heap_span(p, n ? n : 1) == UINT64_MAX) {
+    void *p = h->nheap < NBC_HEAP_BUFS ? heap_alloc(n ? n : 1, 64, false) : NULL;
+    if (p)
+        h->heap_bufs[h->nheap++] = p;
+    if (p == NULL) {
         RT_ERR("coll", "the shared heap has no room for %zu bytes of a nonblocking collective's "
                "scratch (its send side is off the heap or of a derived type); the call fails with "
                "HINT_ERR_NOMEM: enlarge the heap (HINT_HEAP_SIZE) or use heap buffers", n);
@@ -167,7 +174,7 @@ static void dense_send(struct sched *s, struct hcall *h)
     /* a reduction in place reads its input from the buffer its result is written to */
     if (is_reduction(h->a.op_id) && h->a.rbuf && base < h->a.rbuf + h->a.block && h->a.rbuf < base + total)
         in_place = false;
-    if (v && (h->v = heap_scratch(s, 2 * (size_t)n * sizeof *h->v)) == NULL)
+    if (v && (h->v = heap_scratch(s, h, 2 * (size_t)n * sizeof *h->v)) == NULL)
         return;
     if (in_place) {
         h->data = base;
@@ -178,7 +185,7 @@ static void dense_send(struct sched *s, struct hcall *h)
         }
         return;
     }
-    char *d = heap_scratch(s, total);
+    char *d = heap_scratch(s, h, total);
     if (d == NULL)
         return;
     size_t off = 0;
@@ -541,6 +548,8 @@ static void hcall_free(void *arg)
     dequeue(h);
     if (!h->done_own)
         dt_release(h->a.rl.type);
+    for (int i = 0; i < h->nheap; i++)
+        heap_release(h->heap_bufs[i]);
 }
 
 /* ---- building ---- */
@@ -601,7 +610,7 @@ static void result_buffer(struct sched *s, struct hcall *h)
     if (!h->a.rl.type && (!shared || heap_span(h->a.rbuf, n) != UINT64_MAX))
         h->res = op == COLL_REDUCE_SCATTER_BLOCK ? NULL : h->a.rbuf;
     else
-        h->res = heap_scratch(s, n);
+        h->res = heap_scratch(s, h, n);
 }
 
 /* The v arrays are api.c's, freed when the call returns: the poll reads its own copies. */
@@ -628,6 +637,8 @@ void nbc_heap(struct sched *s, const struct coll_args *a)
     if (h == NULL)
         return;
     *h = (struct hcall){.a = *a};
+    dt_retain(h->a.rl.type);         /* released when the poll finishes, or with the schedule */
+    sched_on_free(s, hcall_free, h); /* its heap scratch, its place in the queue */
     h->got = (unsigned char *)(h + 1);
     memset(h->got, 0, (size_t)a->size);
     keep_v(s, h);
@@ -644,10 +655,8 @@ void nbc_heap(struct sched *s, const struct coll_args *a)
     result_buffer(s, h);
     if (sched_error(s) != HINT_SUCCESS)
         return;
-    dt_retain(h->a.rl.type); /* released when the poll finishes */
     if (h->publish)
         enqueue(h);
-    sched_on_free(s, hcall_free, h); /* also when the poll never finished (an error before it) */
     /* this rank's own part, copied at the call (gather's root in place: the same bytes) */
     size_t n, own;
     const struct coll_layout *l;
