@@ -20,7 +20,7 @@ run() { # K P CASE [what the environment forces]
   then ok "$3 at P=$2 on $1 nodes${4:+ ($4)}"
   else notok "$3 at P=$2 on $1 nodes${4:+ ($4)} (exit $rc)" "$out"; fi
 }
-echo "1..38"
+echo "1..41"
 for c in mixed anysource truncate big derived outstanding sync; do
   for kp in "2 2" "2 5" "3 8"; do
     set -- $kp
@@ -28,6 +28,11 @@ for c in mixed anysource truncate big derived outstanding sync; do
   done
 done
 run 4 16 mixed
+# libfabric is opened only when the job spans nodes, keeping the program's signal handlers
+for kp in "1 2" "2 2" "3 5"; do
+  set -- $kp
+  run "$1" "$2" lazy
+done
 # Large messages by the provider's tagged rendezvous (RTS, CTS, fi_tsend) and by reads from the
 # sender's registered buffer (RTS, fi_read, FIN; tcp;ofi_rxm has FI_RMA), each forced: every
 # non-eager message (sync ones down to 1 byte) reads with HINT_OFI_RMA_MIN=0, none with 1T.

@@ -5,6 +5,8 @@
 #ifndef HINT_TRANSPORT_OFI_INT_H
 #define HINT_TRANSPORT_OFI_INT_H
 
+#include "transport/ofi/ofi_dl.h" /* before the rdma headers: renames what it opens */
+
 #include <assert.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
