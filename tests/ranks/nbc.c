@@ -29,27 +29,10 @@ static int P, R;
 static hint_group W;
 static char where[200] = "setup";
 
-#define T_FAIL(...)                                                                              \
-    do {                                                                                         \
-        fprintf(stderr, "rank %d of %d: %s:%d: [%s] ", R, P, __FILE__, __LINE__, where);        \
-        fprintf(stderr, __VA_ARGS__);                                                            \
-        fprintf(stderr, "\n");                                                                   \
-        exit(1);                                                                                 \
-    } while (0)
-#define T_CHECK(cond)                                                                            \
-    do {                                                                                         \
-        if (!(cond))                                                                             \
-            T_FAIL("check failed: %s", #cond);                                                   \
-    } while (0)
-#define T_EXPECT(call, want)                                                                     \
-    do {                                                                                         \
-        int t_st_ = (call);                                                                      \
-        if (t_st_ != (want))                                                                     \
-            T_FAIL("%s returned %d (%s), expected %d (%s)", #call, t_st_, hint_strerror(t_st_),  \
-                   (int)(want), hint_strerror(want));                                            \
-    } while (0)
-#define T_OK(call) T_EXPECT(call, HINT_SUCCESS)
-#define AT(...) snprintf(where, sizeof where, __VA_ARGS__)
+#define T_RANK R
+#define T_SIZE P
+#define T_WHERE where
+#include "tests/common/stepcheck.h"
 
 static const size_t sizes[] = {0, 13, 65536}; /* bytes per block */
 

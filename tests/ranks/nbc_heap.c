@@ -34,25 +34,10 @@ static hint_group W;
 static char where[200] = "setup";
 static const char *expect = "heap";
 
-#define T_FAIL(...)                                                                              \
-    do {                                                                                         \
-        fprintf(stderr, "rank %d of %d: %s:%d: [%s] ", R, P, __FILE__, __LINE__, where);        \
-        fprintf(stderr, __VA_ARGS__);                                                            \
-        fprintf(stderr, "\n");                                                                   \
-        exit(1);                                                                                 \
-    } while (0)
-#define T_CHECK(cond)                                                                            \
-    do {                                                                                         \
-        if (!(cond))                                                                             \
-            T_FAIL("check failed: %s", #cond);                                                   \
-    } while (0)
-#define T_OK(call)                                                                               \
-    do {                                                                                         \
-        int t_st_ = (call);                                                                      \
-        if (t_st_ != HINT_SUCCESS)                                                               \
-            T_FAIL("%s returned %d (%s)", #call, t_st_, hint_strerror(t_st_));                   \
-    } while (0)
-#define AT(...) snprintf(where, sizeof where, __VA_ARGS__)
+#define T_RANK R
+#define T_SIZE P
+#define T_WHERE where
+#include "tests/common/stepcheck.h"
 
 /* bytes per block: empty, one, odd, 64 KiB */
 static const size_t sizes[] = {0, 1, 13, 4099, 65536};

@@ -38,26 +38,10 @@ static int P;
 /* What is being checked, printed with every failure. */
 static char where[320] = "setup";
 
-#define T_FAIL(...)                                                                              \
-    do {                                                                                         \
-        fprintf(stderr, "rank %d of %d: %s:%d: [%s] ", rc_rank, P, __FILE__, __LINE__, where);  \
-        fprintf(stderr, __VA_ARGS__);                                                            \
-        fprintf(stderr, "\n");                                                                   \
-        exit(1);                                                                                 \
-    } while (0)
-#define T_CHECK(cond)                                                                            \
-    do {                                                                                         \
-        if (!(cond))                                                                             \
-            T_FAIL("check failed: %s", #cond);                                                   \
-    } while (0)
-#define T_EXPECT(call, want)                                                                     \
-    do {                                                                                         \
-        int t_st_ = (call);                                                                      \
-        if (t_st_ != (want))                                                                     \
-            T_FAIL("%s returned %d (%s), expected %d (%s)", #call, t_st_, hint_strerror(t_st_),  \
-                   (int)(want), hint_strerror(want));                                            \
-    } while (0)
-#define T_OK(call) T_EXPECT(call, HINT_SUCCESS)
+#define T_RANK rc_rank
+#define T_SIZE P
+#define T_WHERE where
+#include "tests/common/stepcheck.h"
 
 #define MAXD 8 /* dims of a cart here */
 
