@@ -323,20 +323,24 @@ void ofi_isend(struct hint_request_s *r)
 
 /* ---- rendezvous data ---- */
 
-/* Post r's n data bytes as operations of at most ofi.chunk bytes, chunk k with tag tp_tag | k. */
-static void post_data(struct hint_request_s *r, uint8_t type, size_t n)
+/* Where r's n bytes travel from or to: the user's buffer, or a packed copy for a
+   non-contiguous type (packed now when it is leaving). */
+static char *transfer_buffer(struct hint_request_s *r, size_t n, bool leaving)
 {
-    char *buf = r->buf;
-    if (!r->contig) {
-        if ((r->tp_bounce = malloc(n)) == NULL)
-            out_of_memory("a packed copy of a derived-type message", n);
-        buf = r->tp_bounce;
-        if (type == OP_DATA_TX)
-            rq_pack(r, 0, buf, n);
-    }
-    void *desc;
-    if (ofi_register(buf, n, type == OP_DATA_TX ? FI_SEND : FI_RECV, (struct fid_mr **)&r->tp_mr, &desc))
-        ofi_fatal("fi_mr_reg (data)", -FI_EINVAL);
+    if (r->contig)
+        return r->buf;
+    if ((r->tp_bounce = malloc(n)) == NULL)
+        out_of_memory("a packed copy of a derived-type message", n);
+    if (leaving)
+        rq_pack(r, 0, r->tp_bounce, n);
+    return r->tp_bounce;
+}
+
+/* Post the n bytes at buf as operations of at most ofi.chunk bytes: a data chunk k carries tag
+   | k; a read's chunk k reads from raddr + k * ofi.chunk under the remote key `tag`. */
+static void post_chunks(struct hint_request_s *r, uint8_t type, char *buf, size_t n, void *desc,
+                        uint64_t tag, uint64_t raddr)
+{
     size_t nchunks = (n + ofi.chunk - 1) / ofi.chunk;
     r->tp_inflight = (uint32_t)nchunks;
     for (size_t k = 0; k < nchunks; k++) {
@@ -347,38 +351,31 @@ static void post_data(struct hint_request_s *r, uint8_t type, size_t n)
         op->len = n - k * ofi.chunk < ofi.chunk ? n - k * ofi.chunk : ofi.chunk;
         op->desc = desc;
         op->addr = ofi.addr[r->peer];
-        op->tag = r->tp_tag | k;
+        op->tag = type == OP_READ ? tag : tag | k;
+        op->raddr = type == OP_READ ? raddr + k * ofi.chunk : 0;
         submit_or_queue(op);
     }
 }
 
-/* Read r's n bytes from the sender's registered memory (v's address and key), in operations of
-   at most ofi.chunk bytes, into the user's buffer or a packed copy for a non-contiguous type. */
+/* Post r's n data bytes, chunk k with tag tp_tag | k. */
+static void post_data(struct hint_request_s *r, uint8_t type, size_t n)
+{
+    char *buf = transfer_buffer(r, n, type == OP_DATA_TX);
+    void *desc;
+    if (ofi_register(buf, n, type == OP_DATA_TX ? FI_SEND : FI_RECV, (struct fid_mr **)&r->tp_mr, &desc))
+        ofi_fatal("fi_mr_reg (data)", -FI_EINVAL);
+    post_chunks(r, type, buf, n, desc, r->tp_tag, 0);
+}
+
+/* Read r's n bytes from the sender's registered memory (v's address and key) into the user's
+   buffer or a packed copy for a non-contiguous type. */
 static void post_reads(struct hint_request_s *r, size_t n, const struct ofi_rdv *v)
 {
-    char *buf = r->buf;
-    if (!r->contig) {
-        if ((r->tp_bounce = malloc(n)) == NULL)
-            out_of_memory("a packed copy of a derived-type message", n);
-        buf = r->tp_bounce;
-    }
+    char *buf = transfer_buffer(r, n, false);
     void *desc;
     if (ofi_register(buf, n, FI_READ, (struct fid_mr **)&r->tp_mr, &desc))
         ofi_fatal("fi_mr_reg (read)", -FI_EINVAL);
-    size_t nchunks = (n + ofi.chunk - 1) / ofi.chunk;
-    r->tp_inflight = (uint32_t)nchunks;
-    for (size_t k = 0; k < nchunks; k++) {
-        struct ofi_op *op = op_get();
-        op->type = OP_READ;
-        op->r = r;
-        op->buf = buf + k * ofi.chunk;
-        op->len = n - k * ofi.chunk < ofi.chunk ? n - k * ofi.chunk : ofi.chunk;
-        op->desc = desc;
-        op->addr = ofi.addr[r->peer];
-        op->raddr = v->raddr + k * ofi.chunk;
-        op->tag = v->rkey;
-        submit_or_queue(op);
-    }
+    post_chunks(r, OP_READ, buf, n, desc, v->rkey, v->raddr);
 }
 
 static void data_done(struct ofi_op *op)
