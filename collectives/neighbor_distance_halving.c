@@ -65,18 +65,26 @@ struct ivec {
     int n, cap;
 };
 
+/* Room for one more element of `size` bytes in the array *v holding n of *cap (doubling). */
+static int make_room(void **v, int n, int *cap, size_t size)
+{
+    if (n < *cap)
+        return HINT_SUCCESS;
+    int c = *cap ? 2 * *cap : 8;
+    void *grown = realloc(*v, (size_t)c * size);
+    if (grown == NULL)
+        return HINT_ERR_NOMEM;
+    *v = grown;
+    *cap = c;
+    return HINT_SUCCESS;
+}
+
 static int ivec_push(struct ivec *x, int val)
 {
-    if (x->n == x->cap) {
-        int cap = x->cap ? 2 * x->cap : 8;
-        int *v = realloc(x->v, (size_t)cap * sizeof *v);
-        if (v == NULL)
-            return HINT_ERR_NOMEM;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[x->n++] = val;
-    return HINT_SUCCESS;
+    int st = make_room((void **)&x->v, x->n, &x->cap, sizeof *x->v);
+    if (st == HINT_SUCCESS)
+        x->v[x->n++] = val;
+    return st;
 }
 
 static bool ivec_has(const struct ivec *x, int val)
@@ -149,14 +157,9 @@ static const int sig_value[] = {0, SIG_REQ, SIG_ACCEPT, SIG_DROP, SIG_EXIT}; /* 
 
 static int signal_send(struct build *b, int sig, int to, int stage)
 {
-    if (b->nrq == b->caprq) {
-        int cap = b->caprq ? 2 * b->caprq : 16;
-        hint_request *r = realloc(b->rq, (size_t)cap * sizeof *r);
-        if (r == NULL)
-            return HINT_ERR_NOMEM;
-        b->rq = r;
-        b->caprq = cap;
-    }
+    int st = make_room((void **)&b->rq, b->nrq, &b->caprq, sizeof *b->rq);
+    if (st != HINT_SUCCESS)
+        return st;
     return p2p_isend(&sig_value[sig], 1, HINT_INT, to, TAG_STAGE * (stage + 1) + KIND_SIG, b->pg, b->pg->ctx,
                      &b->rq[b->nrq++]);
 }

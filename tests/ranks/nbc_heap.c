@@ -212,6 +212,15 @@ static void t_gather_scatter(size_t n, int root, bool heap, bool v)
 static int int_of(int rank, size_t i) { return rank * 1000 + (int)(i % 977) - 300; }
 
 /* reductions over n ints: sum (all three) and the reference sum over ranks */
+/* What a SUM over every rank's int_of at element i gives. */
+static long sum_over_ranks(size_t i)
+{
+    long want = 0;
+    for (int p = 0; p < P; p++)
+        want += int_of(p, i);
+    return want;
+}
+
 static void t_reductions(size_t n, int root, bool heap)
 {
     AT("ireduce/iallreduce/ireduce_scatter_block %zu ints root %d %s", n, root, heap ? "heap" : "off heap");
@@ -223,9 +232,7 @@ static void t_reductions(size_t n, int root, bool heap)
     T_OK(hint_iallreduce(s, r, n, HINT_INT, HINT_SUM, W, &q));
     wait_ok(&q);
     for (size_t i = 0; i < n; i++) {
-        long want = 0;
-        for (int p = 0; p < P; p++)
-            want += int_of(p, i);
+        long want = sum_over_ranks(i);
         if (r[i] != (int)want)
             T_FAIL("iallreduce: element %zu is %d, expected %ld", i, r[i], want);
     }
@@ -240,9 +247,7 @@ static void t_reductions(size_t n, int root, bool heap)
     T_OK(hint_ireduce_scatter_block(s, r, n, HINT_INT, HINT_SUM, W, &q));
     wait_ok(&q);
     for (size_t i = 0; i < n; i++) {
-        long want = 0;
-        for (int p = 0; p < P; p++)
-            want += int_of(p, (size_t)R * n + i);
+        long want = sum_over_ranks((size_t)R * n + i);
         if (r[i] != (int)want)
             T_FAIL("ireduce_scatter_block: element %zu is %d, expected %ld", i, r[i], want);
     }
@@ -253,9 +258,7 @@ static void t_reductions(size_t n, int root, bool heap)
     T_OK(hint_iallreduce(HINT_IN_PLACE, r, n, HINT_INT, HINT_SUM, W, &q));
     wait_ok(&q);
     for (size_t i = 0; i < n; i++) {
-        long want = 0;
-        for (int p = 0; p < P; p++)
-            want += int_of(p, i);
+        long want = sum_over_ranks(i);
         if (r[i] != (int)want)
             T_FAIL("iallreduce in place: element %zu is %d, expected %ld", i, r[i], want);
     }
