@@ -114,7 +114,7 @@ int neighbor_naive(struct coll_args *a);
 /* neighbor_allgather: paper 002's distance halving (pattern built on first use, kept per group) */
 bool neighbor_distance_halving_ok(const struct coll_args *a);
 int neighbor_distance_halving(struct coll_args *a);
-/* neighbor_allgather and neighbor_alltoall: paper 004 §3's compact Morton curve over the shared heap */
+/* neighbor_allgather(v) and neighbor_alltoall(v): paper 004 §3's compact Morton curve over the shared heap */
 bool neighbor_morton_ok(const struct coll_args *a);
 int neighbor_morton(struct coll_args *a);
 /* ---- scan, exscan, reduce_scatter, alltoallw; ops that do not commute ---- */

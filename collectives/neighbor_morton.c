@@ -17,8 +17,18 @@
  * slot, a barrier, each rank copies its segment (alltoall: block Bs of Rs's send buffer to block
  * Br of Rr's receive buffer; allgather: Rs's one block), a fence, a barrier. A buffer off the
  * heap, or a side that is not contiguous (a derived datatype), on any rank: every rank sees it
- * and all run naive instead (after a barrier; hint_coll_last says naive). The v variants are not
- * done (forcing: HINT_ERR_UNSUPPORTED). Node-only (the table marks it).
+ * and all run naive instead (after a barrier; hint_coll_last says naive).
+ *
+ * The v variants: the plan is the same; block sizes now differ per edge and per call, so every
+ * rank also writes, in a span table of its own on the shared heap (made with the plan, its
+ * offset published in its member area's v[0]: the member area's 4 * nlocal words are too few
+ * for a graph whose repeated neighbours outnumber the node's ranks), (byte offset, bytes) of
+ * each of its in-slots (words 0 .. 2m) and of each of its out-slots (words 2m .. 4m;
+ * allgatherv: one, its whole send buffer), m the largest degree of the group; a copier takes
+ * the sender's pair and the receiver's pair of its edge. Bytes that differ on the two ends of an
+ * edge: HINT_ERR_MISMATCH (as alltoallv's orders). No room on the heap for a table: that rank
+ * publishes its buffers as off the heap, and all run naive.
+ * Node-only (the table marks it).
  * Cost: 2 barriers + about E/P block copies per rank (E edges), no message.
  */
 #include <stdlib.h>
@@ -40,13 +50,20 @@ struct edge {
 
 struct morton_plan {
     int n;              /* this rank's segment */
+    int maxd;           /* the largest in- or out-degree in the group (v variants' word layout) */
     struct edge *seg;
+    uint64_t *spans;    /* v variants: this rank's span table on the shared heap (4 maxd words),
+                           made on their first call; NULL until then or when the heap had no room */
+    bool spans_tried;
 };
 
 void neighbor_morton_plan_free(struct morton_plan *m)
 {
-    if (m != NULL)
+    if (m != NULL) {
         free(m->seg);
+        if (m->spans != NULL)
+            heap_release(m->spans);
+    }
     free(m);
 }
 
@@ -125,6 +142,7 @@ static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_p
         qsort(e, ne, sizeof *e, by_key);
         size_t lo = ne * (size_t)g->rank / (size_t)P, hi = ne * (size_t)(g->rank + 1) / (size_t)P;
         p->n = (int)(hi - lo);
+        p->maxd = m;
         p->seg = malloc(((size_t)p->n + 1) * sizeof *p->seg);
         if (p->seg == NULL)
             st = HINT_ERR_NOMEM;
@@ -144,7 +162,8 @@ static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_p
 
 bool neighbor_morton_ok(const struct coll_args *a)
 {
-    if (a->op_id != COLL_NEIGHBOR_ALLGATHER && a->op_id != COLL_NEIGHBOR_ALLTOALL)
+    if (a->op_id != COLL_NEIGHBOR_ALLGATHER && a->op_id != COLL_NEIGHBOR_ALLTOALL &&
+        a->op_id != COLL_NEIGHBOR_ALLGATHERV && a->op_id != COLL_NEIGHBOR_ALLTOALLV)
         return false;
     /* one rank: its own buffers, no slot. Nothing here looks at this rank's datatypes: ranks
        may differ in layout, and a refusal on some ranks only would leave the others waiting in
@@ -160,6 +179,127 @@ static bool plain_sides(const struct coll_args *a)
            a->sl.count * dt_size(a->sl.type) == a->rl.count * dt_size(a->rl.type);
 }
 
+/* ---- the v variants ---- */
+
+/* One block as bytes: where it starts in its buffer and how long it is. */
+struct span {
+    uint64_t off, n;
+};
+
+/* This rank's out-slot j (allgatherv: its one send block, whatever j). */
+static struct span send_span(const struct coll_args *a, int j)
+{
+    uint64_t size = dt_size(a->sl.type);
+    if (a->op_id == COLL_NEIGHBOR_ALLGATHERV)
+        return (struct span){0, a->sl.count * size};
+    return (struct span){a->sdispls[j] * size, a->scounts[j] * size};
+}
+
+static struct span recv_span(const struct coll_args *a, int i)
+{
+    uint64_t size = dt_size(a->rl.type);
+    return (struct span){a->rdispls[i] * size, a->rcounts[i] * size};
+}
+
+/* Bytes from a buffer's address to the end of its last non-empty block. */
+static size_t extent_of(const struct coll_args *a, int n, struct span (*of)(const struct coll_args *, int))
+{
+    uint64_t end = 0;
+    for (int k = 0; k < n; k++) {
+        struct span b = of(a, k);
+        if (b.n > 0 && b.off + b.n > end)
+            end = b.off + b.n;
+    }
+    return (size_t)end;
+}
+
+/* This rank's span table, made once (heap_alloc, not malloc: malloc may not serve from the heap). */
+static uint64_t *span_table(struct morton_plan *mp)
+{
+    if (!mp->spans_tried && heap.active)
+        mp->spans = heap_alloc(4 * (size_t)mp->maxd * sizeof(uint64_t) + 1, 64, false);
+    mp->spans_tried = true;
+    return mp->spans;
+}
+
+/* In-slot i's pair at v[2i], out-slot j's at v[2 maxd + 2j]. */
+static void publish_spans(const struct coll_args *a, const struct vtopo_lists *l, int maxd, uint64_t *v)
+{
+    for (int i = 0; i < l->indegree; i++) {
+        struct span b = recv_span(a, i);
+        v[2 * i] = b.off;
+        v[2 * i + 1] = b.n;
+    }
+    int nout = a->op_id == COLL_NEIGHBOR_ALLGATHERV ? (l->outdegree > 0) : l->outdegree;
+    for (int j = 0; j < nout; j++) {
+        struct span b = send_span(a, j);
+        v[2 * maxd + 2 * j] = b.off;
+        v[2 * maxd + 2 * j + 1] = b.n;
+    }
+}
+
+/* One rank: every edge is a self loop between its own buffers. */
+static int morton_v_self(struct coll_args *a, const struct morton_plan *mp)
+{
+    bool ag = a->op_id == COLL_NEIGHBOR_ALLGATHERV;
+    for (int k = 0; k < mp->n; k++) {
+        struct span s = send_span(a, ag ? 0 : (int)mp->seg[k].bs), r = recv_span(a, (int)mp->seg[k].br);
+        if (s.n != r.n)
+            return coll_mismatch(a, "a block's send count differs from its receiver's count");
+        if (s.n > 0)
+            memcpy(a->rbuf + r.off, a->sbuf + s.off, s.n);
+    }
+    return HINT_SUCCESS;
+}
+
+static int morton_v(struct coll_args *a, const struct vtopo_lists *l, struct morton_plan *mp)
+{
+    bool plain = dt_is_contig(a->sl.type) && dt_is_contig(a->rl.type);
+    if (a->size == 1 && !plain) {
+        coll_record(a->op_id, "naive");
+        return neighbor_naive(a);
+    }
+    if (a->size == 1)
+        return morton_v_self(a, mp);
+    bool ag = a->op_id == COLL_NEIGHBOR_ALLGATHERV;
+    int slot = coll_group_of(a->g)->slot, m = mp->maxd, st;
+    struct coll_shm_member *me = coll_shm_member(slot, a->rank);
+    size_t sbytes = ag ? (size_t)send_span(a, 0).n * (l->outdegree > 0) : extent_of(a, l->outdegree, send_span);
+    uint64_t *table = plain ? span_table(mp) : NULL;
+    me->soff = table ? heap_span(a->sbuf, sbytes) : UINT64_MAX;
+    me->roff = table ? heap_span(a->rbuf, extent_of(a, l->indegree, recv_span)) : UINT64_MAX;
+    if (table) {
+        publish_spans(a, l, m, table);
+        me->v[0] = heap_offset(table);
+    }
+    if ((st = barrier_shm(a)) != HINT_SUCCESS)
+        return st;
+    for (int p = 0; p < a->size; p++) /* every rank reads the same words: all choose alike */
+        if (coll_shm_member(slot, p)->soff == UINT64_MAX || coll_shm_member(slot, p)->roff == UINT64_MAX)
+            return coll_heap_fallback(a, "naive", neighbor_naive);
+    bool mismatch = false;
+    for (int k = 0; k < mp->n; k++) {
+        const struct edge *e = &mp->seg[k];
+        const struct coll_shm_member *s = coll_shm_member(slot, (int)e->rs), *r = coll_shm_member(slot, (int)e->rr);
+        const uint64_t *sv = (const uint64_t *)heap_at(s->v[0]) + 2 * m + 2 * (ag ? 0 : e->bs);
+        const uint64_t *rv = (const uint64_t *)heap_at(r->v[0]) + 2 * e->br;
+        if (sv[1] != rv[1]) {
+            mismatch = true; /* the sender has more or fewer bytes than the receiver's slot */
+            continue;
+        }
+        if (sv[1] > 0)
+            memcpy((char *)heap_at(r->roff) + rv[0], (const char *)heap_at(s->soff) + sv[0], sv[1]);
+    }
+    if (mismatch)
+        atomic_store(&coll_shm_slot(slot)->mismatch, (uint64_t)a->tag);
+    atomic_thread_fence(memory_order_release);
+    if ((st = barrier_shm(a)) != HINT_SUCCESS)
+        return st;
+    if (atomic_load(&coll_shm_slot(slot)->mismatch) != (uint64_t)a->tag)
+        return HINT_SUCCESS;
+    return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
+}
+
 int neighbor_morton(struct coll_args *a)
 {
     struct vtopo_lists l;
@@ -171,6 +311,8 @@ int neighbor_morton(struct coll_args *a)
         return HINT_ERR_NOMEM;
     if (c->morton == NULL && (st = build_plan(a->g, &l, &c->morton)) != HINT_SUCCESS)
         return st;
+    if (a->op_id == COLL_NEIGHBOR_ALLGATHERV || a->op_id == COLL_NEIGHBOR_ALLTOALLV)
+        return morton_v(a, &l, c->morton);
     size_t block = a->sl.count * dt_size(a->sl.type);
     bool a2a = a->op_id == COLL_NEIGHBOR_ALLTOALL;
     const struct morton_plan *mp = c->morton;

@@ -203,7 +203,7 @@ static const struct coll_alg neighbor_algs[] = {
                                         "log2(P/L) halving steps, then one message per destination on the socket",
                                         neighbor_distance_halving_ok, neighbor_distance_halving),
     [NEIGHBOR_MORTON] = NODE_TYPED("morton",
-                                   "neighbor_allgather and neighbor_alltoall: shared heap, ranks copy "
+                                   "neighbor_allgather(v) and neighbor_alltoall(v): shared heap, ranks copy "
                                    "equal segments of the compact Z curve over the topology's edges",
                                    neighbor_morton_ok, neighbor_morton),
 };

@@ -15,10 +15,14 @@
  * naive's result, with buffers from hint_malloc (hint_coll_last must say morton), on the stack
  * and with a strided receive type on every rank or on rank 0 only (every rank falls back to
  * naive); with --nodes (ranks on several nodes) forcing it must return HINT_ERR_UNSUPPORTED.
- * Carts (periodic or not, 1-D to 3-D) too. Forcing distance_halving on neighbor_alltoall(v), or morton on the v variants,
+ * Carts (periodic or not, 1-D to 3-D) too. Forcing distance_halving on neighbor_alltoall(v)
  * returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail on every rank.
- * neighbor_allgatherv with naive and distance_halving: counts differing per origin (some 0),
- * receive slots in reverse order with gaps.
+ * neighbor_allgatherv with naive, distance_halving and morton: counts differing per origin (some
+ * 0), receive slots in reverse order with gaps. neighbor_alltoallv with morton against naive's
+ * result: counts per edge (some 0), send blocks in reverse order with gaps. The morton v cases
+ * run with buffers from hint_malloc (hint_coll_last must say morton) and off the heap (an
+ * anonymous mapping: naive, unless no rank moves a byte); with --nodes forcing morton on them
+ * returns HINT_ERR_UNSUPPORTED too.
  *
  * Usage: neighbors_dh [--quick] [--nodes] [--help]. Rank 0 prints "ok neighbors_dh".
  */
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hint.h"
 #include "tests/common/rankcheck.h"
@@ -215,14 +220,50 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
     where[base] = 0;
 }
 
+static int spans_nodes; /* --nodes: ranks on several nodes, where morton (node-only) is refused */
+
+/* Buffers off the shared heap (malloc is on it): an anonymous mapping of its own. */
+static void *offheap(size_t bytes)
+{
+    size_t len = bytes + sizeof(size_t);
+    size_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        FAIL("mmap(%zu) failed", len);
+    *p = len;
+    return p + 1;
+}
+static void offheap_free(void *q)
+{
+    size_t *p = (size_t *)q - 1;
+    munmap(p, *p);
+}
+static void *vbuf(int heap, size_t bytes) { return heap ? halloc(bytes) : offheap(bytes); }
+static void vbuf_free(int heap, void *p) { heap ? hint_free(p) : offheap_free(p); }
+
+/* What hint_coll_last must say after forcing alg on a v variant: morton runs naive when some
+   rank's buffer is off the heap and any rank has a byte to move (one rank needs no heap). */
+static void check_last_v(hint_group gr, const char *op, const char *alg, int heap, size_t mine)
+{
+    size_t any = 0;
+    int gsize;
+    RC_OK(hint_allreduce(&mine, &any, 1, HINT_UINT64, HINT_SUM, gr));
+    RC_OK(hint_group_size(gr, &gsize));
+    const char *expect = strcmp(alg, "morton") == 0 && !heap && any > 0 && gsize > 1 ? "naive" : alg;
+    const char *last = NULL;
+    RC_OK(hint_coll_last(op, &last));
+    if (last == NULL || (strcmp(last, expect) != 0 && strcmp(last, "trivial") != 0))
+        FAIL("ran %s, expected %s", last ? last : "(none)", expect);
+}
+
 /* allgatherv: origin s sends vcount(s) ints (some none); receive slots lie in reverse order with
-   a one-element gap between them, the gaps and the rest holding sentinels. */
+   a one-element gap between them, the gaps and the rest holding sentinels. heap: buffers from
+   hint_malloc, else off the heap. */
 static size_t vcount(int s, size_t scale) { return (size_t)((s * 7 + 3) % 5) * scale / 2; }
 
-static void run_allgatherv(hint_group gr, const char *alg, size_t scale, const int *in, int nin)
+static void run_allgatherv(hint_group gr, const char *alg, size_t scale, const int *in, int nin, int heap)
 {
     size_t base = strlen(where);
-    snprintf(where + base, sizeof where - base, " allgatherv %s scale=%zu", alg, scale);
+    snprintf(where + base, sizeof where - base, " allgatherv %s scale=%zu%s", alg, scale, heap ? "" : " off-heap");
     RC_OK(hint_coll_set("neighbor_allgatherv", alg));
     size_t sc = vcount(rc_rank, scale), len = 0;
     size_t *cnt = malloc(((size_t)nin + 1) * sizeof *cnt), *dsp = malloc(((size_t)nin + 1) * sizeof *dsp);
@@ -231,13 +272,19 @@ static void run_allgatherv(hint_group gr, const char *alg, size_t scale, const i
         dsp[i] = len;
         len += cnt[i] + 1;
     }
-    int *sb = halloc(sc * sizeof(int)), *r = halloc(len * sizeof(int));
+    int *sb = vbuf(heap, sc * sizeof(int)), *r = vbuf(heap, len * sizeof(int));
     for (size_t e = 0; e < sc; e++)
         sb[e] = val(rc_rank, e);
     for (int rep = 0; rep < 2; rep++) {
         for (size_t e = 0; e < len; e++)
             r[e] = -7;
-        RC_OK(hint_neighbor_allgatherv(sb, sc, HINT_INT, r, cnt, dsp, HINT_INT, gr));
+        int st = hint_neighbor_allgatherv(sb, sc, HINT_INT, r, cnt, dsp, HINT_INT, gr);
+        if (spans_nodes && strcmp(alg, "morton") == 0) {
+            if (st != HINT_ERR_UNSUPPORTED)
+                FAIL("morton on a group over several nodes returned %d, expected HINT_ERR_UNSUPPORTED", st);
+            break;
+        }
+        RC_OK(st);
         for (int i = 0; i < nin; i++)
             for (size_t e = 0; e <= cnt[i]; e++) {
                 int want = e < cnt[i] ? val(in[i], e) : -7;
@@ -245,20 +292,87 @@ static void run_allgatherv(hint_group gr, const char *alg, size_t scale, const i
                     FAIL("rep %d slot %d (source %d) element %zu: %d, expected %d", rep, i, in[i], e, r[dsp[i] + e],
                          want);
             }
-        const char *last = NULL;
-        RC_OK(hint_coll_last("neighbor_allgatherv", &last));
-        if (last == NULL || (strcmp(last, alg) != 0 && strcmp(last, "trivial") != 0))
-            FAIL("ran %s, forced %s", last ? last : "(none)", alg);
+        int gin, gout;
+        RC_OK(hint_neighbors_count(gr, &gin, &gout));
+        size_t mine = sc * (size_t)(gout > 0) + len - (size_t)nin; /* bytes this rank's buffers span */
+        check_last_v(gr, "neighbor_allgatherv", alg, heap, mine);
     }
+    for (size_t e = 0; e < sc; e++)
+        if (sb[e] != val(rc_rank, e))
+            FAIL("send buffer changed");
     RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
-    hint_free(sb);
-    hint_free(r);
+    vbuf_free(heap, sb);
+    vbuf_free(heap, r);
     free(cnt);
     free(dsp);
     where[base] = 0;
 }
 
-static int spans_nodes; /* --nodes: ranks on several nodes, where morton (node-only) is refused */
+/* neighbor_alltoallv with alg against naive's result: out-slot j carries acount(me, j) ints
+   (0 for some), blocks laid out in reverse order with gaps; the receiver learns each slot's
+   count from a neighbor_alltoall of the counts (naive), so the sizes agree by construction. */
+static size_t acount(int s, int j, size_t scale) { return (size_t)((s * 5 + j * 3 + 1) % 4) * scale / 2; }
+
+static void run_alltoallv(hint_group gr, const char *alg, size_t scale, int heap)
+{
+    int nin, nout;
+    RC_OK(hint_neighbors_count(gr, &nin, &nout));
+    size_t base = strlen(where);
+    snprintf(where + base, sizeof where - base, " alltoallv %s scale=%zu%s", alg, scale, heap ? "" : " off-heap");
+    size_t *sc = calloc((size_t)nout + 1, sizeof *sc), *sd = calloc((size_t)nout + 1, sizeof *sd);
+    size_t *rc = calloc((size_t)nin + 1, sizeof *rc), *rd = calloc((size_t)nin + 1, sizeof *rd), slen = 0, rlen = 0;
+    for (int j = nout - 1; j >= 0; j--) {
+        sc[j] = acount(rc_rank, j, scale);
+        sd[j] = slen;
+        slen += sc[j] + 2;
+    }
+    RC_OK(hint_coll_set("neighbor_alltoall", "naive"));
+    RC_OK(hint_neighbor_alltoall(sc, 1, HINT_UINT64, rc, 1, HINT_UINT64, gr));
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    for (int i = 0; i < nin; i++) {
+        rd[i] = rlen;
+        rlen += rc[i] + 1;
+    }
+    int *s = vbuf(heap, slen * sizeof(int)), *r = vbuf(heap, rlen * sizeof(int));
+    int *want = malloc((rlen + 1) * sizeof(int));
+    for (size_t e = 0; e < slen; e++)
+        s[e] = val(rc_rank, e);
+    for (size_t e = 0; e < rlen; e++)
+        want[e] = r[e] = -7;
+    RC_OK(hint_coll_set("neighbor_alltoallv", "naive"));
+    RC_OK(hint_neighbor_alltoallv(s, sc, sd, HINT_INT, want, rc, rd, HINT_INT, gr));
+    RC_OK(hint_coll_set("neighbor_alltoallv", alg));
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t e = 0; e < rlen; e++)
+            r[e] = -7;
+        int st = hint_neighbor_alltoallv(s, sc, sd, HINT_INT, r, rc, rd, HINT_INT, gr);
+        if (spans_nodes && strcmp(alg, "morton") == 0) {
+            if (st != HINT_ERR_UNSUPPORTED)
+                FAIL("morton on a group over several nodes returned %d, expected HINT_ERR_UNSUPPORTED", st);
+            break;
+        }
+        RC_OK(st);
+        for (size_t e = 0; e < rlen; e++)
+            if (r[e] != want[e])
+                FAIL("rep %d element %zu: %d, naive gave %d", rep, e, r[e], want[e]);
+        size_t mine = 0;
+        for (int j = 0; j < nout; j++)
+            mine += sc[j];
+        check_last_v(gr, "neighbor_alltoallv", alg, heap, mine);
+    }
+    for (size_t e = 0; e < slen; e++)
+        if (s[e] != val(rc_rank, e))
+            FAIL("send buffer changed");
+    RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
+    vbuf_free(heap, s);
+    vbuf_free(heap, r);
+    free(want);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    where[base] = 0;
+}
 
 /* neighbor_alltoall with morton against naive's result (the matching of repeated edges and a
    cart's +1/-1 order is naive's); heap: buffers from malloc (the shared heap), else on the stack
@@ -332,8 +446,16 @@ static void check_group(hint_group gr, const int *in, int nin, int quick)
         if (!quick)
             run_allgather(gr, "morton", 1, 0, in, nin);
     }
-    run_allgatherv(gr, "naive", quick ? 3 : 400, in, nin);
-    run_allgatherv(gr, "distance_halving", quick ? 3 : 400, in, nin);
+    run_allgatherv(gr, "naive", quick ? 3 : 400, in, nin, 1);
+    run_allgatherv(gr, "distance_halving", quick ? 3 : 400, in, nin, 1);
+    run_allgatherv(gr, "morton", quick ? 3 : 400, in, nin, 1);
+    run_allgatherv(gr, "morton", 3, in, nin, 0);
+    if (!quick)
+        run_allgatherv(gr, "morton", 1, in, nin, 1);
+    run_alltoallv(gr, "morton", quick ? 3 : 300, 1);
+    run_alltoallv(gr, "morton", 2, 0);
+    if (!quick)
+        run_alltoallv(gr, "morton", 1, 1);
     run_alltoall_morton(gr, quick ? 3 : 300, 1);
     run_alltoall_morton(gr, 2, 0);
     hint_group d;
@@ -409,13 +531,15 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_alltoall", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    /* morton on the v variants: run on one node, refused across nodes */
+    int vmorton = spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_SUCCESS;
     RC_OK(hint_coll_set("neighbor_allgatherv", "morton"));
-    RC_EXPECT(hint_neighbor_allgatherv(buf, 0, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_EXPECT(hint_neighbor_allgatherv(buf, 0, HINT_INT, buf, cnt, cnt, HINT_INT, gr), vmorton);
     RC_OK(hint_coll_set("neighbor_allgatherv", "auto"));
     RC_OK(hint_coll_set("neighbor_alltoallv", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoallv", "morton"));
-    RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), vmorton);
     RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
     free(buf);
     free(cnt);
