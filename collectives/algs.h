@@ -139,8 +139,11 @@ int bcast_hier(struct coll_args *a);
 int reduce_hier(struct coll_args *a);
 int allreduce_hier(struct coll_args *a);
 int allgather_hier(struct coll_args *a);
+int allgatherv_hier(struct coll_args *a);
 int alltoall_hier_hint(struct coll_args *a);
 int alltoallv_hier_hint(struct coll_args *a);
+int alltoall_hier_hint_overlap(struct coll_args *a);
+int alltoallv_hier_hint_overlap(struct coll_args *a);
 int alltoall_hier_morton(struct coll_args *a);
 
 #endif

@@ -4,6 +4,8 @@
  * column, Hilbert, Morton...) on the node's sub-group (hier.h), then the inter-node step, a
  * pairwise exchange over the whole group (step i: send to rank + i, receive from rank - i, wait)
  * that skips every peer on this rank's node. As in the paper, the two steps do not overlap.
+ * hier_hint_overlap posts every inter-node receive and send first, runs the node step while
+ * they are in flight, then waits (the paper names such pipelining as possible, out of its scope).
  * When the node's members are not consecutive ranks, the node step is an alltoallv whose
  * displacements pick their blocks. The v variant is the same with each pair's own counts.
  * Inter-node messages per rank: P - m (m: members on its node), each one block.
@@ -98,5 +100,54 @@ out:
     return st;
 }
 
+/* The overlapped inter-node step's first half: every receive from and send to a rank off the
+   node posted at once, in the pairwise order (step i: from rank - i, to rank + i), so that the
+   transfers run while the node's copies do. The node step only touches blocks between members
+   of the node, these only blocks of other nodes: the two never share bytes. */
+static int post_inter_node(const struct coll_args *a, const struct hier *h, bool v, hint_request *rq, size_t *n)
+{
+    int st = HINT_SUCCESS, P = a->size, r = a->rank;
+    for (int i = 1; i < P && st == HINT_SUCCESS; i++) {
+        int src = (r - i + P) % P;
+        if (h->node_of[src] == h->my_node)
+            continue;
+        size_t at = v ? a->rdispls[src] : (size_t)src * a->block, len = v ? a->rcounts[src] : a->block;
+        st = coll_irecv(a->rbuf + at, len, src, a, &rq[*n]);
+        *n += st == HINT_SUCCESS;
+    }
+    for (int i = 1; i < P && st == HINT_SUCCESS; i++) {
+        int dst = (r + i) % P;
+        if (h->node_of[dst] == h->my_node)
+            continue;
+        size_t at = v ? a->sdispls[dst] : (size_t)dst * a->block, len = v ? a->scounts[dst] : a->block;
+        st = coll_isend(a->sbuf + at, len, dst, a, &rq[*n]);
+        *n += st == HINT_SUCCESS;
+    }
+    return st;
+}
+
+/* hier_hint with the inter-node transfers in flight during the node step (the pipelining the
+   paper names as possible but leaves out): post, copy on the node, wait. */
+static int hier_hint_overlap(struct coll_args *a, bool v)
+{
+    struct hier *h;
+    hint_request *rq = NULL;
+    size_t n = 0;
+    int st;
+    CHECK_GOTO(hier_get(a, &h), out);
+    if ((rq = coll_requests(2 * (size_t)a->size)) == NULL) {
+        st = HINT_ERR_NOMEM;
+        goto out;
+    }
+    CHECK_GOTO(post_inter_node(a, h, v, rq, &n), out);
+    CHECK_GOTO(hier_alltoall_node_step(a, h, v), out);
+    coll_record(a->op_id, "hier_hint_overlap");
+out:
+    /* on an error the posted transfers still complete before the buffers go back to the caller */
+    return rq ? coll_wait_free(rq, n, st) : st;
+}
+
 int alltoall_hier_hint(struct coll_args *a) { return hier_hint(a, false); }
 int alltoallv_hier_hint(struct coll_args *a) { return hier_hint(a, true); }
+int alltoall_hier_hint_overlap(struct coll_args *a) { return hier_hint_overlap(a, false); }
+int alltoallv_hier_hint_overlap(struct coll_args *a) { return hier_hint_overlap(a, true); }

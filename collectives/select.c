@@ -33,7 +33,9 @@
 #define DESC_HIER_REDUCE "node reduce to each leader, binomial among node leaders, to the root"
 #define DESC_HIER_ALLREDUCE "node reduce, leaders allreduce, node bcast; large: node reduce-scatter, per-segment allreduce across nodes, node allgather"
 #define DESC_HIER_ALLGATHER "node gather to each leader, ring allgatherv among node leaders, node bcast"
+#define DESC_HIER_ALLGATHERV "node gatherv to each leader, packed in node order; ring allgatherv among node leaders; node bcast"
 #define DESC_HIER_HINT "HINT Alg. 5: the node's own alltoall over the shared heap, then pairwise between nodes"
+#define DESC_HIER_HINT_OVERLAP "HINT Alg. 5 pipelined: the inter-node sends and receives posted, the node's alltoall over the shared heap, then wait"
 #define DESC_HIER_MORTON "Morton MN-CO: node leaders exchange node-to-node cells along the Z curve, aggregated"
 
 #define ALG(n, d, ok, fn) {.name = n, .desc = d, .applicable = ok, .run = fn}
@@ -125,16 +127,17 @@ static const struct coll_alg allgather_algs[] = {
                             allgather_staged_ok, allgather_staged),
     [ALLGATHER_HIER] = ALG("hier", DESC_HIER_ALLGATHER, NULL, allgather_hier),
 };
-enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA };
+enum { ALLGATHERV_RING, ALLGATHERV_LINEAR, ALLGATHERV_MORTON, ALLGATHERV_MORTON_NUMA, ALLGATHERV_HIER };
 static const struct coll_alg allgatherv_algs[] = {
     [ALLGATHERV_RING] = ALG("ring", "P-1 steps passing blocks to the right", NULL, allgatherv_ring),
     [ALLGATHERV_LINEAR] = ALG("linear", "everything posted at once", NULL, allgatherv_linear),
     [ALLGATHERV_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, allgatherv_morton),
     [ALLGATHERV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, allgatherv_morton_numa),
+    [ALLGATHERV_HIER] = ALG("hier", DESC_HIER_ALLGATHERV, NULL, allgatherv_hier),
 };
 enum { ALLTOALL_PAIRWISE, ALLTOALL_BRUCK, ALLTOALL_LINEAR, ALLTOALL_ROW, ALLTOALL_COLUMN, ALLTOALL_HILBERT,
        ALLTOALL_MORTON, ALLTOALL_MORTON_NUMA, ALLTOALL_STAGED, ALLTOALL_HIER_HINT,
-       ALLTOALL_HIER_MORTON };
+       ALLTOALL_HIER_MORTON, ALLTOALL_HIER_HINT_OVERLAP };
 static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoall_pairwise),
     [ALLTOALL_BRUCK] = ALG("bruck", "log2(P) rounds of packed blocks, for small blocks", NULL, alltoall_bruck),
@@ -148,9 +151,10 @@ static const struct coll_alg alltoall_algs[] = {
                            alltoall_staged_ok, alltoall_staged),
     [ALLTOALL_HIER_HINT] = ALG("hier_hint", DESC_HIER_HINT, NULL, alltoall_hier_hint),
     [ALLTOALL_HIER_MORTON] = ALG("hier_morton", DESC_HIER_MORTON, NULL, alltoall_hier_morton),
+    [ALLTOALL_HIER_HINT_OVERLAP] = ALG("hier_hint_overlap", DESC_HIER_HINT_OVERLAP, NULL, alltoall_hier_hint_overlap),
 };
 enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
-       ALLTOALLV_MORTON_NUMA, ALLTOALLV_HIER_HINT };
+       ALLTOALLV_MORTON_NUMA, ALLTOALLV_HIER_HINT, ALLTOALLV_HIER_HINT_OVERLAP };
 static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     [ALLTOALLV_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
@@ -160,6 +164,7 @@ static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_MORTON] = NODE_TYPED("morton", DESC_MORTON, coll_shm_ok, alltoallv_morton),
     [ALLTOALLV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
     [ALLTOALLV_HIER_HINT] = ALG("hier_hint", DESC_HIER_HINT, NULL, alltoallv_hier_hint),
+    [ALLTOALLV_HIER_HINT_OVERLAP] = ALG("hier_hint_overlap", DESC_HIER_HINT_OVERLAP, NULL, alltoallv_hier_hint_overlap),
 };
 enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_STAGED, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {

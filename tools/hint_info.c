@@ -1,9 +1,9 @@
 /*
  * tools/hint_info.c — what this hint can do: every collective's algorithms (from the same
  * tables selection uses), every HINT_* variable with its default, and which algorithm the
- * defaults pick for a given number of ranks and size.
+ * defaults pick for a given number of ranks, nodes and size.
  *
- *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--size BYTES] [--version] [--help]
+ *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--version] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--size BYTES] [--version] [--help]\n"
+    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--version] [--help]\n"
                 "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
                 "  --algorithms   every collective with its algorithms and what they do\n"
                 "  --env          every HINT_* environment variable: default, accepted values, meaning\n"
@@ -27,6 +27,7 @@ static void usage(FILE *to)
                 "  --rules        the built-in selection rules, in the tuning-file format (a start for HINT_TUNING_FILE)\n"
                 "  --transports   the transports in start order, and the libfabric provider this environment picks\n"
                 "  --np P         show the algorithms the defaults pick for P ranks ...\n"
+                "  --nodes K      ... spread over K nodes as hintrun --nodes K spreads them (default 1) ...\n"
                 "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
 }
 
@@ -127,9 +128,43 @@ static void print_defaults(int P, size_t bytes)
                                                       : coll_default_name(op, P, bytes));
 }
 
+/* The built-in rules' pick for P ranks on K nodes, as rules_pick makes it for a group of that
+   shape (hintrun --nodes K gives the first P % K nodes one rank more, so the most on a node is
+   the larger share): the first matching rule with an algorithm that can run, where a node-only
+   one cannot on more than one node; else the table's first. */
+static const char *default_across(int op, int P, int K, size_t bytes)
+{
+    const struct coll_rules *rs = rules_default();
+    const struct coll_table *t = &coll_tables[op];
+    struct coll_args a = {.op_id = op, .size = P, .block = bytes, .count = bytes / 8};
+    int ppn = (P + K - 1) / K;
+    for (int i = 0; i < rs->n[op]; i++) {
+        const struct coll_rule *r = &rs->r[op][i];
+        if (P < r->min_ranks || P > r->max_ranks || ppn < r->min_ppn || ppn > r->max_ppn || K < r->min_nodes ||
+            K > r->max_nodes || bytes < r->min_bytes || bytes > r->max_bytes || bytes * (size_t)P < r->min_total ||
+            bytes * (size_t)P > r->max_total)
+            continue;
+        for (int k = 0; k < r->nalgs; k++) {
+            const struct coll_alg *x = &t->algs[r->algs[k]];
+            if (!(x->node_only && K > 1) && (x->applicable == NULL || x->applicable(&a)))
+                return x->name;
+        }
+    }
+    return t->algs[0].name;
+}
+
+static void print_defaults_across(int P, int K, size_t bytes)
+{
+    printf("Default choice for P=%d on %d nodes (at most %d a node), %zu bytes per block:\n", P, K,
+           (P + K - 1) / K, bytes);
+    for (int op = 0; op < COLL_NOPS; op++)
+        printf("  %-22s %s\n", coll_tables[op].op, bytes == 0 && op != COLL_BARRIER ? "trivial"
+                                                                                   : default_across(op, P, K, bytes));
+}
+
 int main(int argc, char **argv)
 {
-    int algs = 0, env = 0, markdown = 0, np = 0;
+    int algs = 0, env = 0, markdown = 0, np = 0, nodes = 1;
     long long size = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -152,6 +187,8 @@ int main(int argc, char **argv)
             markdown = 1;
         } else if (!strcmp(argv[i], "--np") && i + 1 < argc) {
             np = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+            nodes = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
             size = atoll(argv[++i]);
         } else {
@@ -164,8 +201,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "hint_info: --markdown goes with --env\n");
         return 2;
     }
-    if (np < 0 || (np == 0 && size >= 0) || size < -1) {
-        fprintf(stderr, "hint_info: --np must be a positive rank count, --size a byte count\n");
+    if (np < 0 || (np == 0 && size >= 0) || size < -1 || nodes < 1 || (nodes > 1 && np < nodes)) {
+        fprintf(stderr, "hint_info: --np must be a positive rank count, --size a byte count, --nodes at most --np\n");
         return 2;
     }
     if (!algs && !env && !np) {
@@ -190,7 +227,9 @@ int main(int argc, char **argv)
         print_env_markdown();
     else if (env)
         print_env();
-    if (np)
+    if (np && nodes > 1)
+        print_defaults_across(np, nodes, size < 0 ? 8 : (size_t)size);
+    else if (np)
         print_defaults(np, size < 0 ? 8 : (size_t)size);
     return 0;
 }
