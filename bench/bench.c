@@ -5,7 +5,7 @@
  *
  *   hintrun -n P hint-bench OP [--sizes 8:1M] [--iters N] [--warmup N] [--algorithm NAME]
  *                              [--stype L] [--rtype L] [--flush-cache] [--vary-data] [--check] [--csv]
- *                              [--papi EVENTS]
+ *                              [--papi EVENTS] [--first-call]
  *
  * Timing: by default, as OSU, a barrier then N back-to-back calls timed together. With
  * --flush-cache, --vary-data or --check every call is timed alone after its preparation:
@@ -31,12 +31,21 @@
  * --papi counts PAPI events around the timed calls only (bench/counters.c) and prints each as
  * events per call summed over the ranks (total / iterations); where the machine exposes no
  * counters one line on stderr says so and the run goes on without them.
+ *
+ * First calls (--first-call): what a program pays before the steady state. init is the time from
+ * just before bk_init (hint_init, MPI_Init) to just after the barrier that follows it, on each
+ * rank (so it covers the launch skew between ranks and the first barrier); then, per size, after a
+ * barrier, the first call at that size is timed alone before the warm-up and the timed calls. In a
+ * fresh process run with one size (bench/compare --first-call does so) that is the operation's
+ * very first call; with several sizes, the first size's is, and the later ones are the first call
+ * at a new size. For barrier the first timed call follows the one init ends with.
  */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/adapter.h"
 #include "bench/counters.h"
@@ -62,6 +71,7 @@ struct opts {
     int layout_given;            /* --stype or --rtype was on the command line */
     struct bc_set counters;      /* --papi events; counters.n == 0 without --papi */
     int counting;                /* every rank counts the events (bc_open succeeded everywhere) */
+    int first_call;              /* --first-call: init and each size's first call timed alone */
 };
 
 struct bufs {
@@ -95,6 +105,10 @@ static void usage(FILE *to)
             "  --papi EVENTS          PAPI events, comma-separated (e.g. PAPI_TOT_INS,PAPI_L1_DCM), counted around\n"
             "                         the timed calls: one column per event, events per call summed over the ranks;\n"
             "                         where the machine exposes no counters a line says so and the run goes on\n"
+            "  --first-call           also time init (before bk_init to after the barrier following it) and, per\n"
+            "                         size, the first call at that size alone, before the warm-up: a '# init' line\n"
+            "                         and three more columns (first-call avg, min, max us); with --csv, one more\n"
+            "                         line per size with op OP:first and a line with op init (bytes 0, iters 1)\n"
             "  --help\n"
             "Output (without --csv) is OSU's layout: '#' before every line that is not data; a data line is\n"
             "  size, avg, min, max latency (us) over ranks, iterations, the --papi columns, algorithm\n"
@@ -217,6 +231,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->check = 1;
         } else if (!strcmp(a, "--csv")) {
             o->csv = 1;
+        } else if (!strcmp(a, "--first-call")) {
+            o->first_call = 1;
         } else if (!strcmp(a, "--papi") && val) {
             char why[BC_WHY_LEN];
             if (bc_parse(val, &o->counters, why) != 0) {
@@ -528,8 +544,20 @@ static long default_iters(const struct opts *o, size_t n)
     return it > 1000 ? 1000 : it < 20 ? 20 : it;
 }
 
-/* Run one size: returns this rank's average seconds per call (bandwidth: per window). */
-static int run_size(struct opts *o, size_t n, long iters, long warmup, double *per_call, int *bad)
+/* --first-call: this rank's seconds for the first call at this size, timed alone after a barrier
+   (so launch skew is not counted) on buffers already written (so their page faults are not). */
+static int time_first_call(const struct opts *o, struct bufs *b, size_t n, double *first)
+{
+    bk_barrier();
+    double t0 = bk_wtime();
+    int st = call(o, b, n);
+    *first = bk_wtime() - t0;
+    return st;
+}
+
+/* Run one size: returns this rank's average seconds per call (bandwidth: per window) and, with
+   --first-call, the seconds of the first call at this size in *first. */
+static int run_size(struct opts *o, size_t n, long iters, long warmup, double *per_call, double *first, int *bad)
 {
     struct bufs b;
     if (alloc_bufs(o, n, &b) != 0) {
@@ -541,6 +569,8 @@ static int run_size(struct opts *o, size_t n, long iters, long warmup, double *p
     if (o->counting)
         bc_zero(&o->counters);
     fill_send(o, &b, n, 0);
+    if (o->first_call)
+        st = time_first_call(o, &b, n, first);
     for (long i = 0; i < warmup && !st; i++)
         st = call(o, &b, n);
     double total = 0;
@@ -626,6 +656,8 @@ static void print_header(const struct opts *o, const char *layouts, const char *
     printf("%-10s%20s%20s%20s%12s", "# Size", bw ? "Avg Bandwidth(MB/s)" : "Avg Latency(us)",
            bw ? "Min Bandwidth(MB/s)" : "Min Latency(us)", bw ? "Max Bandwidth(MB/s)" : "Max Latency(us)",
            "Iterations");
+    if (o->first_call)
+        printf("%20s%20s%20s", "Avg First(us)", "Min First(us)", "Max First(us)");
     for (int k = 0; o->counting && k < o->counters.n; k++)
         printf("  %*s/call", counter_width(o, k) - 5, o->counters.names[k]);
     printf("  Algorithm\n");
@@ -633,7 +665,7 @@ static void print_header(const struct opts *o, const char *layouts, const char *
 
 /* One size: the OSU-style line, or the CSV line (counters appended after the fields it had). */
 static void print_row(const struct opts *o, size_t n, const double t[3], long iters, const char *alg,
-                      const double *per_call)
+                      const double *per_call, const double first[3])
 {
     int strided = o->stype != BK_CONTIG || o->rtype != BK_CONTIG;
     if (o->csv) {
@@ -643,8 +675,13 @@ static void print_row(const struct opts *o, size_t n, const double t[3], long it
             printf(",%s,%s", layout_names[o->stype], layout_names[o->rtype]);
         for (int k = 0; o->counting && k < o->counters.n; k++)
             printf(",%.1f", per_call[k]);
+        if (o->first_call) /* the first call's own line, in the nine fields compare parses */
+            printf("\n%s,%s:first,%d,%zu,%.3f,%.3f,%.3f,1,%s", bk_library(), op_names[o->op], P, n, first[0],
+                   first[1], first[2], alg);
     } else {
         printf("%-10zu%20.3f%20.3f%20.3f%12ld", n, t[0], t[1], t[2], iters);
+        if (o->first_call)
+            printf("%20.3f%20.3f%20.3f", first[0], first[1], first[2]);
         for (int k = 0; o->counting && k < o->counters.n; k++)
             printf("  %*.1f", counter_width(o, k), per_call[k]);
         printf("  %s", alg);
@@ -653,8 +690,33 @@ static void print_row(const struct opts *o, size_t n, const double t[3], long it
     fflush(stdout);
 }
 
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* not bk_wtime: MPI_Wtime is not callable before MPI_Init */
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --first-call: init as a program sees it, from before bk_init to after the barrier following it,
+   over the ranks (us): one '# init' line, or a CSV line with op init. */
+static void report_init(const struct opts *o, double before_init)
+{
+    bk_barrier();
+    double mine = (monotonic_seconds() - before_init) * 1e6, mn, mx, sum;
+    bk_reduce_time(mine, &mn, &mx, &sum);
+    if (rank != 0)
+        return;
+    if (o->csv)
+        printf("%s,init,%d,0,%.3f,%.3f,%.3f,1,-\n", bk_library(), P, sum / P, mn, mx);
+    else
+        printf("# init (before init to after the barrier following it): avg %.3f us, min %.3f, max %.3f\n",
+               sum / P, mn, mx);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
+    double before_init = monotonic_seconds();
     if (bk_init(&argc, &argv) != 0) {
         fprintf(stderr, "hint-bench: initialisation failed\n");
         return 1;
@@ -684,6 +746,8 @@ int main(int argc, char **argv)
     char layouts[64] = "";
     if (strided)
         snprintf(layouts, sizeof layouts, ", stype=%s, rtype=%s", layout_names[o.stype], layout_names[o.rtype]);
+    if (o.first_call)
+        report_init(&o, before_init);
     if (rank == 0 && !o.csv)
         print_header(&o, layouts, papi_why);
     int failed = 0;
@@ -691,9 +755,9 @@ int main(int argc, char **argv)
         size_t n = o.sizes[k];
         long iters = default_iters(&o, n);
         long warmup = o.warmup >= 0 ? o.warmup : (iters / 10 > 2 ? iters / 10 : 2);
-        double t = 0;
+        double t = 0, first = 0;
         int bad = 0;
-        int rst = run_size(&o, n, iters, warmup, &t, &bad);
+        int rst = run_size(&o, n, iters, warmup, &t, &first, &bad);
         if (rst != 0) {
             fprintf(stderr, "hint-bench: rank %d: %s failed at %zu bytes: %s\n", rank, op_names[o.op], n,
                     rst < 0 ? "out of memory" : bk_strerror(rst));
@@ -709,6 +773,11 @@ int main(int argc, char **argv)
             avg = bw ? (t > 0 ? (double)n * 64 / t / 1e6 : 0) : t * 1e6 / 2;
             mn = mx = avg;
         }
+        double first_us[3] = {0, 0, 0};
+        if (o.first_call) {
+            bk_reduce_time(first * 1e6, &first_us[1], &first_us[2], &first_us[0]);
+            first_us[0] /= P;
+        }
         double badsum, d1, d2;
         bk_reduce_time((double)bad, &d1, &d2, &badsum);
         failed |= badsum > 0;
@@ -718,7 +787,7 @@ int main(int argc, char **argv)
             per_call[e] /= (double)iters;
         }
         if (rank == 0)
-            print_row(&o, n, (const double[3]){avg, mn, mx}, iters, alg, per_call);
+            print_row(&o, n, (const double[3]){avg, mn, mx}, iters, alg, per_call, first_us);
     }
     if (failed && rank == 0)
         fprintf(stderr, "hint-bench: --check found wrong results (see above)\n");

@@ -5,6 +5,7 @@
  */
 #include <hwloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -182,9 +183,55 @@ int copy_mode_from_env(void)
     return COPY_HYBRID;
 }
 
+/* Bytes of cache index `idx` of CPU 0 when it is a level-2 data or unified cache, else 0: sysfs,
+   where hwloc reads it too, in a few microseconds. */
+static size_t l2_from_sysfs_index(int idx)
+{
+    char path[96], buf[32];
+    size_t bytes = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+    FILE *f = fopen(path, "r");
+    int level = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%d", &level) != 1)
+        level = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+    if (level != 2 || !(f = fopen(path, "r")))
+        return 0;
+    int data = fgets(buf, sizeof buf, f) && (!strncmp(buf, "Unified", 7) || !strncmp(buf, "Data", 4));
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+    if (!data || !(f = fopen(path, "r")))
+        return 0;
+    unsigned long v = 0;
+    char unit = 0;
+    if (fscanf(f, "%lu%c", &v, &unit) >= 1)
+        bytes = (size_t)v * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+    fclose(f);
+    return bytes;
+}
+
+/* The L2 size without hwloc when possible: a full hwloc load in the first alltoall or allgather
+   (its plugins pull in libxml2, ICU, libstdc++) took 10-20 ms, 500x the call itself (issue 18). */
+static size_t l2_quick(void)
+{
+    for (int idx = 0; idx < 10; idx++) {
+        size_t b = l2_from_sysfs_index(idx);
+        if (b)
+            return b;
+    }
+    long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return s > 0 ? (size_t)s : 0;
+}
+
 size_t copy_l2_bytes(void)
 {
     static size_t l2;
+    if (l2)
+        return l2;
+    l2 = l2_quick();
     if (l2)
         return l2;
     hwloc_topology_t topo;
@@ -194,10 +241,8 @@ size_t copy_l2_bytes(void)
             l2 = (size_t)o->attr->cache.size;
         hwloc_topology_destroy(topo);
     }
-    if (l2 == 0) {
-        long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        l2 = s > 0 ? (size_t)s : (size_t)1 << 20;
-    }
+    if (l2 == 0)
+        l2 = (size_t)1 << 20;
     return l2;
 }
 

@@ -4,6 +4,7 @@
 TAP output. Expected libraries: hint always; a peer when BUILD/bench/mpi/hint-bench-<peer> exists
 and its launcher is on PATH (otherwise compare must skip it with a note and still succeed).
 A strided run (--stype/--rtype --check) checks that the layouts reach every library and label the results.
+--first-call --background-load checks the first-call table and that the busy processes come and go.
 """
 import csv
 import math
@@ -158,5 +159,63 @@ if shutil.which("gnuplot"):
     fits = "P=2:" if cores >= 2 else f"2 ranks on {cores} core"
     check(titles[over] and f"barrier, {label}:" in titles[over][0] and titles[2] and fits in titles[2][0],
           f"plot titles: '{label}' when oversubscribed, '{fits}' otherwise", str(titles))
+
+# 6. --first-call --background-load: a fresh process per size, rep and library; init and OP:first
+# medians in compare.csv and the first-call table in compare.md; the busy processes labelled and gone
+out5 = os.path.join(out, "first-call")
+r = run(["--build", build, "--ops", "alltoall", "--sizes", "8,1K", "--nps", "2", "--reps", "2", "--iters", "10",
+         "--warmup", "2", "--first-call", "--background-load", "--no-plots", "--out", out5])
+rows5 = []
+if os.path.exists(os.path.join(out5, "compare.csv")):
+    with open(os.path.join(out5, "compare.csv")) as f:
+        rows5 = list(csv.DictReader(f))
+check(r.returncode == 0 and rows5, "--first-call --background-load: compare exits 0 and writes compare.csv",
+      r.stderr[-1500:])
+for lib in expected:
+    runs = [x for x in rows5 if x["kind"] == "run" and x["library"] == lib]
+    check(sorted((x["op"], int(x["bytes"])) for x in runs if x["op"] != "init")
+          == [("alltoall", 8)] * 2 + [("alltoall", 1024)] * 2 + [("alltoall:first", 8)] * 2
+          + [("alltoall:first", 1024)] * 2
+          and len([x for x in runs if x["op"] == "init"]) == 4
+          and all(float(x["avg"]) > 0 for x in runs),
+          f"compare.csv: {lib}: one init per process (2 sizes x 2 reps), each size's steady and first call",
+          str([(x["op"], x["bytes"]) for x in runs]))
+cmds5 = open(os.path.join(out5, "commands.txt")).read().splitlines() if rows5 else []
+check(len(cmds5) == 4 * len(expected) and all("--first-call" in c for c in cmds5)
+      and sorted(c.split("--sizes ")[1].split()[0] for c in cmds5) == ["1024"] * (2 * len(expected)) + ["8"] * (2 * len(expected)),
+      "commands.txt: a fresh process per size, repetition and library, each with --first-call", "\n".join(cmds5))
+busy = f"{cores} busy"
+check(rows5 and all(x["background"] == busy for x in rows5), f"compare.csv: every row says background '{busy}'")
+md5 = open(os.path.join(out5, "compare.md")).read() if os.path.exists(os.path.join(out5, "compare.md")) else ""
+first = [l for l in md5.splitlines() if l.startswith("| init |") or l.startswith("| alltoall |")]
+check("## First calls, P=2" in md5 and [l.split("|")[1:3] for l in first] ==
+      [[" init ", " 0 "], [" alltoall ", " 8 "], [" alltoall ", " 1024 "]],
+      "compare.md: the first-call table has init and alltoall at 8 and 1024 bytes", md5[-1500:])
+for line in first:
+    cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
+    try:
+        vals = [float(c) for c in cells[2:2 + len(expected)]]
+        ratios = [float(c) for c in cells[2 + len(expected):]]
+        ok = len(ratios) == len(peers) and all(abs(rt - vals[0] / v) <= 0.06 * rt + 0.01
+                                              for rt, v in zip(ratios, vals[1:]))
+    except ValueError:
+        ok = False
+    check(ok, f"compare.md first-call row '{cells[0]} {cells[1]}': ratios are hint/peer", line)
+check(f"Background load: {busy}" in md5, "compare.md says the machine was loaded")
+log5 = open(os.path.join(out5, "log.txt")).read() if os.path.exists(os.path.join(out5, "log.txt")) else ""
+pids = [int(p) for l in log5.splitlines() if l.startswith("background load: pids ") for p in l.split()[3:]]
+
+
+def busy_alive(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"while True" in f.read()
+    except OSError:
+        return False
+
+
+alive = [p for p in pids if busy_alive(p)]
+check(len(pids) == cores and not alive, f"the {cores} busy processes were started and are gone",
+      f"pids {pids}, alive {alive}")
 
 report(results, tail=30)

@@ -5,7 +5,8 @@ TAP output. Without --csv every line that is not data starts with '#' and a data
 then the algorithm name, so OSU parsers and gnuplot (when installed) read exactly one record per
 size. --papi PAPI_TOT_INS exits 0 and either adds a counter column or says in one line that the
 machine has no counters (as a virtual machine without a PMU does); an unknown event name is
-refused with a message naming it; --papi with --csv keeps the CSV parseable.
+refused with a message naming it; --papi with --csv keeps the CSV parseable. --first-call adds
+init and the first call of each size, in the plain layout and in the CSV.
 """
 import shutil
 import subprocess
@@ -114,5 +115,26 @@ for args, want, what in (
     built_without = "built without PAPI" in r.stderr
     check((r.returncode == 2 and want in r.stderr and not data_lines(r.stdout))
           or (built_without and "unknown PAPI event" in want), what, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+# 4. --first-call: init on a '#' line, three first-call columns (avg <= max, min <= avg) per size;
+# with --csv one init line and an OP:first line after each size's line, all in the nine fields
+r = run(2, ["alltoall", "--sizes", "8,1K", "--iters", "10", "--first-call"])
+init = [l for l in r.stdout.splitlines() if l.startswith("# init (")]
+rows = data_lines(r.stdout)
+firsts_ok = osu_shaped(r.stdout, 2, 9) and all(
+    0 < float(f[6]) <= float(f[5]) * 1.0001 <= float(f[7]) * 1.0002 for f in rows)
+check(r.returncode == 0 and len(init) == 1 and float(init[0].split("avg ")[1].split()[0]) > 0 and firsts_ok
+      and "Avg First(us)" in r.stdout,
+      "--first-call: a '# init' line and first-call avg/min/max columns per size", r.stdout + r.stderr)
+r = run(2, ["alltoall", "--sizes", "8,1K", "--iters", "10", "--first-call", "--csv"])
+rows = [l.split(",") for l in r.stdout.splitlines() if l and not l.startswith("#")]
+check(r.returncode == 0 and [(f[1], f[3]) for f in rows] ==
+      [("init", "0"), ("alltoall", "8"), ("alltoall:first", "8"), ("alltoall", "1024"), ("alltoall:first", "1024")]
+      and all(len(f) == 9 and float(f[4]) > 0 for f in rows) and all(f[7] == "1" for f in rows if f[1] != "alltoall"),
+      "--first-call --csv: init, then each size's line and its OP:first line, nine fields", r.stdout + r.stderr)
+r = run(3, ["barrier", "--first-call", "--csv", "--iters", "10"])
+rows = [l.split(",") for l in r.stdout.splitlines() if l and not l.startswith("#")]
+check(r.returncode == 0 and [f[1] for f in rows] == ["init", "barrier", "barrier:first"],
+      "--first-call barrier at P=3: init, barrier, barrier:first", r.stdout + r.stderr)
 
 report(results, tail=20)

@@ -7,6 +7,7 @@
  * measured with (also from 0) and freezes it.
  */
 #include <criterion/criterion.h>
+#include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,4 +101,19 @@ Test(copy, threshold_T_is_l2_over_ranks)
     cr_assert_gt(l2, 0);
     cr_expect_eq(copy_threshold_T(8), l2 / 8);
     cr_expect_eq(copy_threshold_T(1), l2);
+}
+
+/* copy_l2_bytes reads sysfs instead of loading hwloc (a full load cost the first alltoall 10-20 ms):
+   it must still give hwloc's answer wherever hwloc knows an L2. */
+Test(copy, l2_bytes_agrees_with_hwloc)
+{
+    hwloc_topology_t topo;
+    cr_assert_eq(hwloc_topology_init(&topo), 0);
+    cr_assert_eq(hwloc_topology_load(topo), 0);
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_L2CACHE, 0);
+    size_t want = o && o->attr ? (size_t)o->attr->cache.size : 0;
+    hwloc_topology_destroy(topo);
+    if (want == 0)
+        cr_skip_test("hwloc reports no L2 cache here");
+    cr_expect_eq(copy_l2_bytes(), want, "copy_l2_bytes %zu, hwloc's L2 %zu", copy_l2_bytes(), want);
 }
