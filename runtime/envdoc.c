@@ -60,7 +60,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "heap partitions are bound (mbind) to real nodes modulo their number; 0: the packages hwloc reports"},
 
     /* ---- runtime/ and transport/ ---- */
-    {.name = "HINT_WAIT_SPIN_US", .kind = RT_ENV_INT, .dflt = "0", .min = 0, .max = 10000000,
+    {.name = "HINT_WAIT_SPIN_US", .kind = RT_ENV_INT, .dflt = "50", .note = "(0 when oversubscribed)",
+     .min = 0, .max = 10000000,
      .meaning = "microseconds a waiting rank spins (pause loop) before it polls with sched_yield"},
     {.name = "HINT_WAIT_YIELD_US", .kind = RT_ENV_INT, .dflt = "1000", .note = "(200 when oversubscribed)",
      .min = 0, .max = 10000000,

@@ -64,6 +64,8 @@ void rt_match_fini(void)
 
 int rt_match_posted(void) { return M.nposted; }
 
+bool rt_match_peek_any(void) { return M.head != NULL; }
+
 static inline bool envelope_matches(int want_src, int want_tag, uint32_t want_ctx, int src, int tag, uint32_t ctx)
 {
     return want_ctx == ctx && (want_src < 0 || want_src == src) && (want_tag < 0 || want_tag == tag);

@@ -193,8 +193,49 @@ static int waitall_statuses(size_t n, hint_request r[], hint_status st[])
 
 int p2p_waitall(size_t n, hint_request r[]) { return waitall_statuses(n, r, NULL); }
 
+/* ---- one small contiguous message without a request ----
+   A blocking send or receive of a contiguous buffer first asks the peer's transport to move the
+   message at once (send_now, recv_now in runtime/transport.h): no request to allocate, fill,
+   complete and release, and a receive that polls the sender's next message alone. Anything the
+   fast path cannot take (queued sends, a rendezvous, a posted or unexpected message that must
+   match first, a transport without it) goes the general way, which gives the same result. */
+
+static bool send_now(const void *buf, size_t bytes, int world, int tag, uint32_t ctx, int sig)
+{
+    const struct rt_transport *tp = rt_transport_of(world);
+    return tp->send_now && tp->send_now(world, buf, bytes, tag, ctx, sig);
+}
+
+/* Poll world rank `world`'s next message for the wait's spin budget while nothing else is in
+   flight. true: received into buf (*got bytes, tag *got_tag). false: take the general path; the
+   spinning done so far counts against its own spin. */
+static bool recv_now(void *buf, size_t bytes, int world, int tag, uint32_t ctx, int sig, size_t *got,
+                     int *got_tag)
+{
+    const struct rt_transport *tp = rt_transport_of(world);
+    if (!tp->recv_now || !rt_idle())
+        return false;
+    int st = tp->recv_now(world, buf, bytes, tag, ctx, sig, got, got_tag);
+    long budget = rt_wait_spin_ns();
+    if (st != 0 || budget <= 0)
+        return st > 0;
+    long start = trace_now_ns(), spent = 0;
+    for (unsigned i = 1; st == 0; i++) {
+        rt_cpu_relax();
+        st = tp->recv_now(world, buf, bytes, tag, ctx, sig, got, got_tag);
+        if (st == 0 && i % 32 == 0 && (spent = trace_now_ns() - start) >= budget)
+            break;
+    }
+    if (st > 0)
+        return true;
+    rt_wait_spun(trace_now_ns() - start);
+    return false;
+}
+
 int p2p_send_bytes(const void *buf, size_t bytes, int dest, int tag, hint_group g)
 {
+    if (dest != HINT_PROC_NULL && send_now(buf, bytes, g->world[dest], tag, g->ctx + 1, DT_BYTE))
+        return HINT_SUCCESS;
     hint_request r;
     int st = p2p_isend(buf, bytes, HINT_BYTE, dest, tag, g, g->ctx + 1, &r);
     return st != HINT_SUCCESS ? st : p2p_wait(&r, NULL);
@@ -202,6 +243,10 @@ int p2p_send_bytes(const void *buf, size_t bytes, int dest, int tag, hint_group 
 
 int p2p_recv_bytes(void *buf, size_t bytes, int source, int tag, hint_group g)
 {
+    size_t got;
+    int got_tag;
+    if (source >= 0 && recv_now(buf, bytes, g->world[source], tag, g->ctx + 1, DT_BYTE, &got, &got_tag))
+        return HINT_SUCCESS;
     hint_request r;
     int st = p2p_irecv(buf, bytes, HINT_BYTE, source, tag, g, g->ctx + 1, &r);
     return st != HINT_SUCCESS ? st : p2p_wait(&r, NULL);
@@ -280,15 +325,32 @@ int hint_irecv(void *buf, size_t count, hint_type t, int source, int tag, hint_g
 
 int hint_send(const void *buf, size_t count, hint_type t, int dest, int tag, hint_group g)
 {
+    int st = check_send(buf, count, t, dest, tag, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    if (dest != HINT_PROC_NULL && dt_is_contig(t) &&
+        send_now(buf, count * dt_size(t), g->world[dest], tag, g->ctx, dt_sig_basic(t)))
+        return HINT_SUCCESS;
     hint_request r;
-    int st = hint_isend(buf, count, t, dest, tag, g, &r);
+    st = p2p_isend(buf, count, t, dest, tag, g, g->ctx, &r);
     return st != HINT_SUCCESS ? st : p2p_wait(&r, NULL);
 }
 
 int hint_recv(void *buf, size_t count, hint_type t, int source, int tag, hint_group g, hint_status *status)
 {
+    int st = check_recv(buf, count, t, source, tag, g);
+    if (st != HINT_SUCCESS)
+        return st;
+    size_t got;
+    int got_tag;
+    if (source >= 0 && dt_is_contig(t) &&
+        recv_now(buf, count * dt_size(t), g->world[source], tag, g->ctx, dt_sig_basic(t), &got, &got_tag)) {
+        if (status)
+            *status = (hint_status){.source = source, .tag = got_tag, .error = 0, .bytes = got};
+        return HINT_SUCCESS;
+    }
     hint_request r;
-    int st = hint_irecv(buf, count, t, source, tag, g, &r);
+    st = p2p_irecv(buf, count, t, source, tag, g, g->ctx, &r);
     return st != HINT_SUCCESS ? st : p2p_wait(&r, status);
 }
 

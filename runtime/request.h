@@ -145,6 +145,14 @@ static inline bool rq_inactive(const struct hint_request_s *r)
     return r == NULL || (r->persistent && !r->active);
 }
 
+/* One pause between two polls of a line another core writes (25 ns on this machine's EPYC). */
+static inline void rt_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 /* Drive every transport once; cheap when nothing happened. Inline, with the started transports'
    progress hooks in one array (runtime/transport.c): the innermost wait loop makes one indirect
    call per transport and nothing else. */
@@ -160,5 +168,10 @@ static inline void rt_progress(void)
 /* Progress until done(arg) is true, spinning, then yielding, then sleeping (runtime/wait.c). */
 void rt_wait_until(bool (*done)(void *), void *arg);
 void rt_wait_init(void);
+/* How long a waiting rank spins before it yields (HINT_WAIT_SPIN_US, or the default for the
+   node's load), and: a fast path spun ns already before calling rt_wait_until, which counts
+   them as spent (one spin budget per wait, not two). */
+long rt_wait_spin_ns(void);
+void rt_wait_spun(long ns);
 
 #endif

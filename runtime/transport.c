@@ -13,6 +13,7 @@ const struct rt_transport **rt_of_world; /* per world rank: the transport that r
 static struct {
     const struct rt_transport *active[sizeof rt_progress_list.hook / sizeof rt_progress_list.hook[0]]; /* started, in hint_transports[] order */
     int nactive;
+    int nprogress; /* the first hooks of rt_progress_list: the transports' own */
     const struct rt_transport *sleeper;   /* the one that can put this rank to sleep */
     const struct rt_transport *area_owner; /* the one that maps the node areas */
     struct {
@@ -73,8 +74,10 @@ int rt_transports_start(void)
             break;
         T.active[T.nactive++] = tp; /* before init: a failed init still gets its fini */
         CHECK_GOTO(tp->init(), out);
-        if (reaches_anyone(tp)) /* a transport with no peer costs the progress loop nothing */
+        if (reaches_anyone(tp)) { /* a transport with no peer costs the progress loop nothing */
             rt_progress_list.hook[rt_progress_list.n++] = tp->progress;
+            T.nprogress++;
+        }
         if ((tp->caps & RT_TP_SLEEP) && !T.sleeper)
             T.sleeper = tp;
         if ((tp->caps & RT_TP_NODE_AREA) && !T.area_owner)
@@ -96,7 +99,7 @@ void rt_transports_stop(void)
         T.active[i]->fini();
     free(rt_of_world);
     rt_match_fini();
-    T.nactive = 0;
+    T.nactive = T.nprogress = 0;
     rt_progress_list.n = 0;
     rt_of_world = NULL;
     T.sleeper = T.area_owner = NULL;
@@ -132,6 +135,16 @@ int rt_pending(void)
     for (int i = 0; i < T.nactive; i++)
         n += T.active[i]->pending();
     return n;
+}
+
+bool rt_idle(void)
+{
+    if (rt_progress_list.n != T.nprogress || rt_match_posted() != 0 || rt_match_peek_any())
+        return false;
+    for (int i = 0; i < T.nactive; i++)
+        if (T.active[i]->pending() != 0)
+            return false;
+    return true;
 }
 
 void rt_wake(int w) { T.sleeper->wake(w); }

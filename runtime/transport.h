@@ -71,6 +71,20 @@ struct rt_transport {
     long (*sleep_arm)(void);
     /* Optional: append ", name N" style counts to the HINT_P2P_STATS line; returns chars written. */
     int (*stats)(char *buf, size_t len);
+    /* Optional fast paths for one small contiguous message with no request, which blocking sends
+       and receives (the public ones and the collectives') take when they can; sig is
+       dt_sig_basic's kind.
+       send_now: put the message to world rank `world` out at once and complete (true), or do
+       nothing (false: the caller posts it as usual). Never ahead of an earlier send to `world`
+       that still waits, so per-peer order holds.
+       recv_now: 1 when the next message from world rank `world` is on ctx with tag (-1: any),
+       fits `bytes` and its kind matches: copied into buf, *got and *got_tag set; 0 when nothing
+       from `world` has come yet; -1 when what came needs the general path. The runtime calls it
+       only while no receive is posted and no message is unexpected (rt_idle), so that message is
+       the oldest any receive could match. */
+    bool (*send_now)(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
+    int (*recv_now)(int world, void *buf, size_t bytes, int tag, uint32_t ctx, int sig, size_t *got,
+                    int *got_tag);
 };
 
 /* A layer above the runtime (collectives, topology) as hint_init and hint_finalize see it. */
@@ -94,6 +108,10 @@ extern const struct rt_transport **rt_of_world;
 static inline const struct rt_transport *rt_transport_of(int w) { return rt_of_world[w]; }
 /* Requests in flight in every transport and receives still waiting to be matched. */
 int rt_pending(void);
+/* Nothing in flight on this rank: no request in any transport, no posted receive, no unexpected
+   message, no progress hook beyond the transports' own. Then a blocking call may poll one
+   source's next message alone (recv_now) without holding anything else up. */
+bool rt_idle(void);
 const struct rt_transport *rt_sleeper(void);
 /* A layer above adds a progress hook to rt_progress while it has work in flight (the collectives'
    nonblocking schedules) and removes it when idle, so waits pay for it only then. Add:
@@ -134,6 +152,8 @@ int rt_match_reserve(size_t n);
 void rt_match_post(struct hint_request_s *r);
 /* Receives posted and not matched yet. */
 int rt_match_posted(void);
+/* Whether any message waits unexpected (arrived, not matched yet). */
+bool rt_match_peek_any(void);
 void rt_match_fini(void);
 
 #endif

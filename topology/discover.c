@@ -24,7 +24,7 @@ static char *topo_file_path;               /* the path topo_file was read from *
 static int topo_hw_get(hwloc_topology_t *out)
 {
     if (!topo_hw) {
-        hwloc_topology_t t;
+        hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
         if (hwloc_topology_init(&t) < 0)
             return topo_err(HINT_ERR_TOPOLOGY, "hwloc: cannot initialise a topology");
         if (hwloc_topology_load(t) < 0) {
@@ -44,7 +44,7 @@ static hwloc_obj_type_t topo_leaf_type(hwloc_topology_t t)
 
 int topo_ncores(int *ncores)
 {
-    hwloc_topology_t t;
+    hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
     if (!ncores)
         return topo_err(HINT_ERR_ARG, "topo_ncores: NULL argument");
     int st = topo_hw_get(&t);
@@ -75,7 +75,7 @@ static int topo_ancestor_index(hwloc_topology_t t, hwloc_obj_type_t type, hwloc_
 
 int topo_discover_hwloc(int nnodes, struct topo_hier *out)
 {
-    hwloc_topology_t t;
+    hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
     int st = HINT_SUCCESS;
     int *ids[5] = {NULL};
     if (nnodes < 1 || !out)
@@ -184,7 +184,7 @@ static int topo_self_index(hwloc_topology_t t, hwloc_obj_type_t type, hwloc_cons
 int topo_self_location(struct topo_loc *loc)
 {
     const struct topo_table *tab;
-    hwloc_topology_t t;
+    hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
     hwloc_bitmap_t bound = NULL, last = NULL;
     if (!loc)
         return topo_err(HINT_ERR_ARG, "topo_self_location: NULL argument");
@@ -239,7 +239,7 @@ int topo_numa_of_self(int *numa)
 
 int topo_bind_self(int core)
 {
-    hwloc_topology_t t;
+    hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
     char pus[128];
     int st = topo_hw_get(&t);
     if (st != HINT_SUCCESS)
@@ -259,7 +259,7 @@ int topo_bind_self(int core)
 
 int topo_read_binding(int *core, char *pus, size_t len)
 {
-    hwloc_topology_t t;
+    hwloc_topology_t t = NULL; /* -O3 cannot see that topo_hw_get sets it on success */
     hwloc_bitmap_t set = NULL;
     if (!core)
         return topo_err(HINT_ERR_ARG, "topo_read_binding: NULL argument");

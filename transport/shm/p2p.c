@@ -309,6 +309,27 @@ static void progress_sendq(int dst)
     S.sendq_busy--;
 }
 
+bool shm_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig)
+{
+    int dst = world - S.world0;
+    if (bytes > S.node->hdr->payload || S.sendq[dst].head)
+        return false;
+    struct shm_chan *ch = S.out[dst];
+    uint32_t idx = (uint32_t)(S.write_seq[dst] % SHM_NCELLS);
+    struct shm_cell *cell = cell_at(ch, idx);
+    if (atomic_load_explicit(&cell->state, memory_order_acquire) != SHM_CELL_FREE)
+        return false; /* the general path looks for another free cell */
+    cell->kind = SHM_EAGER;
+    cell->ctx = ctx;
+    cell->tag = tag;
+    cell->len = (uint32_t)bytes;
+    cell->sig = (int16_t)sig;
+    memcpy(cell_data(cell), buf, bytes);
+    S.sent[SHM_NPATHS]++;
+    announce(dst, ch, cell, idx);
+    return true;
+}
+
 void shm_isend(struct hint_request_s *r)
 {
     S.pending++;
@@ -571,6 +592,25 @@ static void poll_channels(void)
             arrive(src, cell_at(ch, idx));
         }
     }
+}
+
+int shm_recv_now(int world, void *buf, size_t bytes, int tag, uint32_t ctx, int sig, size_t *got, int *got_tag)
+{
+    int src = world - S.world0;
+    struct shm_cell *cell = expected_cell(src);
+    if (cell == NULL) /* a rung bell may mean the message went to another cell */
+        return atomic_load_explicit(&S.ctl[S.me].bell, memory_order_acquire) == S.last_bell ? 0 : -1;
+    if (cell->kind != SHM_EAGER || cell->ctx != ctx || (tag >= 0 && cell->tag != tag) || cell->len > bytes ||
+        !signatures_match(cell->sig, sig))
+        return -1;
+    memcpy(buf, cell_data(cell), cell->len);
+    *got = cell->len;
+    *got_tag = cell->tag;
+    S.read_seq[src]++;
+    free_cell(src, cell);
+    if (S.nring)
+        ring_senders();
+    return 1;
 }
 
 static bool has_free_cell(int dst)

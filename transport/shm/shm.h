@@ -18,6 +18,8 @@ int shm_p2p_init(struct shm_node *n);
 void shm_p2p_fini(void);
 /* Post a send; r->peer is a world rank of this node. May complete at once. */
 void shm_isend(struct hint_request_s *r);
+bool shm_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
+int shm_recv_now(int world, void *buf, size_t bytes, int tag, uint32_t ctx, int sig, size_t *got, int *got_tag);
 /* Move a message matching paired with receive r (msg: its first cell). */
 void shm_deliver(struct hint_request_s *r, int src, void *msg);
 size_t shm_msg_bytes(const void *msg); /* an unexpected message's bytes (probe) */

@@ -77,4 +77,6 @@ const struct rt_transport shm_transport = {
     .sleep = shm_sleep_hook,
     .wake = shm_wake_hook,
     .node_area = shm_node_area,
+    .send_now = shm_send_now,
+    .recv_now = shm_recv_now,
 };
