@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/examples/check_spmm.py HINTRUN SPMM — examples/spmm checked (TAP).
 
-For P in {1, 2, 3, 4, 5, 8}, a small stand-in of a Table II matrix of paper 002 (each kind of
+For P in {1, 2, 3, 4, 5, 7, 8, 16}, a small stand-in of a Table II matrix of paper 002 (each kind of
 structure appears) and every algorithm of neighbor_allgatherv: naive, distance_halving, morton
 (over the shared heap; the example's buffers come from hint_malloc) and auto must run and match
 the serial product exactly. The same at P=5 over `--nodes 2` (3 + 2 ranks): distance_halving is
@@ -18,7 +18,8 @@ from check_stencil_spmm_common import Tap, case, corrupted, misuse  # noqa: E402
 hintrun, spmm = sys.argv[1:3]
 tap = Tap()
 MATRICES = {1: "dwt_193", 2: "journals", 3: "ash292", 4: "random --n 301 --nnz 2400",
-            5: "banded --n 157 --nnz 1500", 8: "blockdiag --n 203 --nnz 3000"}
+            5: "banded --n 157 --nnz 1500", 7: "powerlaw --n 230 --nnz 4000", 8: "blockdiag --n 203 --nnz 3000",
+            16: "banded --n 407 --nnz 4000"}
 ACCEPT = {"naive": ("ran",), "distance_halving": ("ran",), "auto": ("ran",), "morton": ("ran",)}
 
 for P, matrix in MATRICES.items():

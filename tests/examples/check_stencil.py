@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/examples/check_stencil.py HINTRUN STENCIL — examples/stencil checked (TAP).
 
-For P in {1, 2, 3, 4, 5, 8}, a 2-D periodic grid and a 3-D fixed-boundary grid whose sides the
+For P in {1, 2, 3, 4, 5, 7, 8, 16}, a 2-D periodic grid and a 3-D fixed-boundary grid whose sides the
 cart does not divide (so blocks differ and faces are padded; P=1 and 2 give self and repeated
 neighbours), and every algorithm: naive, morton (neighbor_alltoall over the shared heap; the
 example's buffers come from hint_malloc) and auto must run and match the serial grid exactly;
@@ -21,7 +21,7 @@ tap = Tap()
 GRIDS = (["--grid", "13x11", "--boundary", "periodic"], ["--grid", "9x7x5", "--boundary", "fixed"])
 ACCEPT = {"naive": ("ran",), "morton": ("ran",), "auto": ("ran",), "distance_halving": ("ran", "unsupported")}
 
-for P in (1, 2, 3, 4, 5, 8):
+for P in (1, 2, 3, 4, 5, 7, 8, 16):
     for grid in GRIDS:
         for alg, accept in ACCEPT.items():
             case(tap, hintrun, stencil, "stencil", P, grid + ["--iters", "3"], alg, accept)
