@@ -6,14 +6,17 @@
  * order's tuples, Alg. 1-2, built once per group; morton: the Morton paper's Z curve cut into
  * P equal segments) straight from the sender's buffer into the
  * receiver's, with the hybrid temporal/non-temporal copy (Alg. 4), a store fence, a barrier.
- * Needs the group on one node with a collective slot. A contiguous buffer off the heap (stack,
- * static, mmap) is published as its address, and the blocks that touch it are copied in the same
- * order with process_vm_readv/writev (CMA, single copy); when the kernel refuses CMA (probed once
- * per group), or a derived-type side is off the heap, every rank sees it and the call runs
- * pairwise exchange (ring for allgather) instead. HINT_COLL_STATS counts the paths. Any P.
+ * Needs the group on one node with a collective slot. A buffer off the heap (stack, static, mmap)
+ * is published as its address, and the blocks that touch it are copied in the same order with
+ * process_vm_readv/writev (CMA, single copy); a derived side goes as its pieces turned into
+ * iovecs (dt_flat_iovec, up to IOV_MAX a call on each side). When the kernel refuses CMA (probed
+ * once per group), or a derived type's piece list is not on the heap for the peers to read,
+ * every rank sees it and the call runs pairwise exchange (ring for allgather) instead.
+ * HINT_COLL_STATS counts the paths. Any P.
  * Cost: 2 barriers + P block copies per rank, no message at all; each block is copied once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,7 +60,7 @@ struct order_cache {
 };
 
 /* The path each call took, per operation (HINT_COLL_STATS prints them at finalize). */
-enum order_path { PATH_HEAP, PATH_CMA, PATH_REFUSED, PATH_DERIVED_OFF_HEAP, NPATHS };
+enum order_path { PATH_HEAP, PATH_CMA, PATH_CMA_DERIVED, PATH_REFUSED, PATH_PIECES_OFF_HEAP, NPATHS };
 static unsigned long path_calls[4][NPATHS]; /* alltoall, alltoallv, allgather, allgatherv */
 
 int coll_copy_override = -1;
@@ -203,8 +206,8 @@ static size_t v_extent(const size_t *counts, const size_t *displs, int P)
     return end;
 }
 
-/* A contiguous side off the heap is published as its address in its own process (the bit
-   below set; user addresses never have it), which peers reach through CMA. */
+/* A side off the heap is published as its buffer address in its own process (the bit below
+   set; user addresses never have it), which peers reach through CMA. */
 #define SIDE_ADDR ((uint64_t)1 << 63)
 
 static uint64_t contiguous_side(const char *buf, size_t bytes)
@@ -215,10 +218,18 @@ static uint64_t contiguous_side(const char *buf, size_t bytes)
 
 static bool side_is_addr(uint64_t off) { return off != UINT64_MAX && (off & SIDE_ADDR); }
 
+/* Where a derived side's touched bytes [lo, hi) from buf lie: their heap offset, or off the
+   heap, buf's address (SIDE_ADDR set; a peer walks the published pieces from it through CMA). */
+static uint64_t derived_side(const char *buf, ptrdiff_t lo, ptrdiff_t hi)
+{
+    uint64_t at = heap_span(buf + lo, (size_t)(hi - lo));
+    return at != UINT64_MAX ? at : SIDE_ADDR | (uint64_t)(uintptr_t)buf;
+}
+
 /* Publish one side of an alltoall or allgather: its layout, and the heap offset of its first
-   touched byte (contiguous sides off the heap: their address, contiguous_side); UINT64_MAX when
-   a derived side, or its type's piece list, is off the heap (or the type has too many pieces to
-   list), which sends every rank to the fallback. */
+   touched byte (sides off the heap: their address, contiguous_side and derived_side);
+   UINT64_MAX when a derived type's piece list is off the heap, where the peers cannot read it
+   (or the type has too many pieces to list), which sends every rank to the fallback. */
 static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_t nblocks, size_t block,
                              struct coll_shm_layout *out)
 {
@@ -234,7 +245,7 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
     if (at == UINT64_MAX)
         return UINT64_MAX;
     *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
-    return heap_span(buf + lo, (size_t)(hi - lo));
+    return derived_side(buf, lo, hi);
 }
 
 /* The same for a v side: nb blocks of counts[p] data bytes at byte offsets displs[p]. */
@@ -261,7 +272,7 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     if (lo == PTRDIFF_MAX)
         return 0; /* nothing of this side is touched */
     *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
-    return heap_span(buf + lo, (size_t)(hi - lo));
+    return derived_side(buf, lo, hi);
 }
 
 /* Bytes from a published side's buffer address to its block i (not for the v variants). */
@@ -379,27 +390,57 @@ static struct blk block_of(const struct coll_args *a, enum shape sh, int slot, i
     return k;
 }
 
-/* n bytes between this process (local) and process pid's address remote, with
-   process_vm_readv (into local) or process_vm_writev (from local); 0 or the errno. */
-static int cma_move(pid_t pid, char *local, char *remote, size_t n, bool write)
+/* One end of a CMA copy: a layout (contiguous when f.niov is 0) at its block's address. */
+struct cma_end {
+    char *base;
+    struct dt_flat f;
+};
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+/* Cuts an iovec list to its first `bytes` bytes; returns the entries kept. */
+static size_t iovec_cut(struct iovec *v, size_t n, size_t bytes)
 {
+    size_t k = 0;
+    for (; k < n && bytes > 0; k++) {
+        if (v[k].iov_len > bytes)
+            v[k].iov_len = bytes;
+        bytes -= v[k].iov_len;
+    }
+    return k;
+}
+
+/* n data bytes between this process (local) and process pid (remote), with process_vm_readv
+   (into local) or process_vm_writev (from local): each side's pieces from the same data offset
+   on as up to IOV_MAX iovecs (the kernel pairs the two lists byte for byte, whatever their
+   counts), both cut to the bytes the shorter covers; 0 or the errno. */
+static int cma_move(pid_t pid, const struct cma_end *local, const struct cma_end *remote, size_t n, bool write)
+{
+    struct iovec l[IOV_MAX], r[IOV_MAX];
     size_t done = 0;
     while (done < n) {
-        struct iovec l = {local + done, n - done}, r = {remote + done, n - done};
-        ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        size_t lb, rb;
+        size_t nl = dt_flat_iovec(&local->f, local->base, done, n - done, l, IOV_MAX, &lb);
+        size_t nr = dt_flat_iovec(&remote->f, remote->base, done, n - done, r, IOV_MAX, &rb);
+        size_t both = lb < rb ? lb : rb;
+        nl = iovec_cut(l, nl, both);
+        nr = iovec_cut(r, nr, both);
+        ssize_t got = write ? process_vm_writev(pid, l, nl, r, nr, 0) : process_vm_readv(pid, l, nl, r, nr, 0);
         if (got <= 0) {
             if (got < 0 && errno == EINTR)
                 continue;
             return got < 0 ? errno : EIO;
         }
-        done += (size_t)got;
+        done += (size_t)got; /* a partial transfer stops at an iovec's end: resume from there */
     }
     return 0;
 }
 
-/* How the call's sides can be reached: 0 all on the heap; 1 some contiguous ones only through
-   CMA; -1 a derived side off the heap, or derived layouts where CMA is needed (the piece lists
-   are not turned into iovecs): the fallback. Every rank computes the same. */
+/* How the call's sides can be reached: 0 all on the heap; 1 some only through CMA, all
+   contiguous; 2 the same with derived layouts in the call; -1 a derived type's piece list off the
+   heap: the fallback. Every rank computes the same. */
 static int sides_reach(int slot, int P)
 {
     bool addr = false, derived = false;
@@ -410,7 +451,7 @@ static int sides_reach(int slot, int P)
         addr |= side_is_addr(m->soff) || side_is_addr(m->roff);
         derived |= m->sl.niov || m->rl.niov;
     }
-    return addr && derived ? -1 : addr;
+    return addr ? 1 + derived : 0;
 }
 
 /* May this rank read the other members' memory? One read of a byte of a peer's side off the
@@ -424,7 +465,8 @@ static int cma_probe(int slot, int P, int me)
         if (p == me || !side_is_addr(off))
             continue;
         char byte;
-        int err = cma_move(m->pid, &byte, (char *)(uintptr_t)(off & ~SIDE_ADDR), 1, false);
+        struct cma_end here = {&byte, {0}}, there = {(char *)(uintptr_t)(off & ~SIDE_ADDR), {0}};
+        int err = cma_move(m->pid, &here, &there, 1, false);
         return err == EPERM || err == EACCES || err == ENOSYS ? err : 0;
     }
     return 0;
@@ -460,14 +502,15 @@ static bool copy_any(const struct coll_args *a, int slot, int s, int d, const st
 {
     const struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
     bool src_here = !side_is_addr(ms->soff) || s == a->rank, dst_here = !side_is_addr(md->roff) || d == a->rank;
-    char *src = side_base(ms->soff, &ms->sl) + k->soff, *dst = side_base(md->roff, &md->rl) + k->roff;
+    struct cma_end src = {side_base(ms->soff, &ms->sl) + k->soff, side_flat(&ms->sl)};
+    struct cma_end dst = {side_base(md->roff, &md->rl) + k->roff, side_flat(&md->rl)};
     int e = 0;
     if (src_here && dst_here)
         *hybrid_ran |= copy_block(ms, md, k->soff, k->roff, k->n, T, R);
     else if (dst_here)
-        e = cma_move(ms->pid, dst, src, k->n, false);
+        e = cma_move(ms->pid, &dst, &src, k->n, false);
     else if (src_here)
-        e = cma_move(md->pid, src, dst, k->n, true);
+        e = cma_move(md->pid, &src, &dst, k->n, true);
     else
         return false;
     if (e && !*err)
@@ -499,7 +542,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         return HINT_ERR_NOMEM; /* every rank has the same inputs: all fail alike */
     int reach = sides_reach(slot, P); /* every rank sees the same offsets: all choose alike */
     if (reach < 0) {
-        path_calls[sh][PATH_DERIVED_OFF_HEAP]++;
+        path_calls[sh][PATH_PIECES_OFF_HEAP]++;
         return fallback(a, sh);
     }
     if (reach > 0 && c->cma == CMA_UNKNOWN && (st = cma_agree(a, c, slot)) != HINT_SUCCESS)
@@ -554,7 +597,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         path_calls[sh][PATH_REFUSED]++;
         return fallback(a, sh); /* every block is copied again; no send side was written */
     }
-    path_calls[sh][reach > 0 ? PATH_CMA : PATH_HEAP]++;
+    path_calls[sh][reach == 2 ? PATH_CMA_DERIVED : reach == 1 ? PATH_CMA : PATH_HEAP]++;
     if (atomic_load(&coll_shm_slot(slot)->mismatch) != (uint64_t)a->tag)
         return HINT_SUCCESS;
     return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
@@ -564,10 +607,12 @@ void order_stats_report(void)
 {
     for (int sh = 0; sh < 4; sh++) {
         unsigned long *n = path_calls[sh];
-        if (rt_cfg_long("HINT_COLL_STATS") && n[PATH_HEAP] + n[PATH_CMA] + n[PATH_REFUSED] + n[PATH_DERIVED_OFF_HEAP])
+        if (rt_cfg_long("HINT_COLL_STATS") &&
+            n[PATH_HEAP] + n[PATH_CMA] + n[PATH_CMA_DERIVED] + n[PATH_REFUSED] + n[PATH_PIECES_OFF_HEAP])
             RT_ERR("coll", "copy-order %s calls: %lu on the shared heap, %lu through CMA (a buffer off the heap), "
-                   "%lu fell back (CMA refused), %lu fell back (derived type off the heap)", shape_names[sh],
-                   n[PATH_HEAP], n[PATH_CMA], n[PATH_REFUSED], n[PATH_DERIVED_OFF_HEAP]);
+                   "%lu through CMA with derived types (iovecs), %lu fell back (CMA refused), %lu fell back "
+                   "(a derived type's pieces off the heap)", shape_names[sh], n[PATH_HEAP], n[PATH_CMA],
+                   n[PATH_CMA_DERIVED], n[PATH_REFUSED], n[PATH_PIECES_OFF_HEAP]);
         memset(n, 0, sizeof path_calls[sh]);
     }
 }

@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "datatype/type.h"
 
@@ -229,4 +230,63 @@ void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const
     cursor_start(&src, s, (char *)sbase, nel, nel * esz);
     cursor_start(&dst, d, dbase, nel, nel * esz);
     merge_copy(&src, &dst, bytes - nel * esz);
+}
+
+/* The piece of one element holding its packed byte rem (pos increases along the list). */
+static size_t piece_holding(const struct dt_flat *f, size_t rem)
+{
+    size_t lo = 0, hi = f->niov;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->iov[mid].pos <= rem)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Appends [at, at + len) to out[*n], or extends the last range when it ends where this begins
+   (pieces of consecutive elements often do). False when out is full. */
+static bool iovec_put(struct iovec *out, size_t *n, size_t max, char *at, size_t len)
+{
+    if (*n > 0 && (char *)out[*n - 1].iov_base + out[*n - 1].iov_len == at) {
+        out[*n - 1].iov_len += len;
+        return true;
+    }
+    if (*n == max)
+        return false;
+    out[(*n)++] = (struct iovec){at, len};
+    return true;
+}
+
+size_t dt_flat_iovec(const struct dt_flat *f, char *base, size_t offset, size_t bytes, struct iovec *out,
+                     size_t max, size_t *covered)
+{
+    size_t n = 0;
+    *covered = 0;
+    if (bytes == 0 || max == 0)
+        return 0;
+    if (f->niov == 0) {
+        out[0] = (struct iovec){base + offset, bytes};
+        *covered = bytes;
+        return 1;
+    }
+    size_t esz = flat_elem_size(f), e = offset / esz, rem = offset % esz, i = piece_holding(f, rem);
+    char *elem = base + (ptrdiff_t)e * f->extent;
+    size_t skip = rem - f->iov[i].pos;
+    while (*covered < bytes) {
+        size_t len = f->iov[i].len - skip;
+        if (len > bytes - *covered)
+            len = bytes - *covered;
+        if (!iovec_put(out, &n, max, elem + f->iov[i].disp + skip, len))
+            break;
+        *covered += len;
+        skip = 0;
+        if (++i == f->niov) {
+            i = 0;
+            elem += f->extent;
+        }
+    }
+    return n;
 }

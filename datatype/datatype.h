@@ -124,6 +124,14 @@ struct dt_flat {
    against piece (no packing); the two layouts must each hold at least `bytes`. */
 void dt_copy_flat(const char *sbase, const struct dt_flat *s, char *dbase, const struct dt_flat *d, size_t bytes);
 
+/* The data bytes [offset, offset + bytes) of the layout f at base as address ranges, in packed
+   order, for process_vm_readv/writev: at most max of them into out (struct iovec), ranges that
+   touch merged into one. Returns how many it wrote; *covered gets the data bytes they hold
+   (less than `bytes` when max ran out first: ask again from offset + *covered). */
+struct iovec;
+size_t dt_flat_iovec(const struct dt_flat *f, char *base, size_t offset, size_t bytes, struct iovec *out,
+                     size_t max, size_t *covered);
+
 /* Pack representations of issue 9; HINT_PACK=loop|iovec|mars|auto picks the default. */
 enum dt_rep { DT_REP_AUTO = 0, DT_REP_LOOP, DT_REP_IOVEC, DT_REP_MARS, DT_NREP };
 const char *dt_rep_name(int rep);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "datatype/datatype.h"
 #include "dtref.h"
@@ -390,4 +391,48 @@ Test(pack, copy_flat_matches_pack_unpack)
             if (j < 9)
                 hint_type_free(&d);
         }
+}
+
+/* dt_flat_iovec, the address ranges process_vm_readv/writev take for a derived side: from any
+   data offset, with room for 1, 2, 3 or 1024 ranges a call, the ranges asked again from where
+   the last call stopped must hold exactly the packed bytes from that offset on, each call
+   within its room and covering what it says. */
+Test(pack, flat_iovec_walks_the_packed_order)
+{
+    for (int i = 0; i < 10; i++) {
+        hint_type t = flat_sample(i);
+        size_t size, sb, done;
+        hint_type_size(t, &size);
+        size_t cs = 13, bytes = cs * size;
+        char *base, *mem = userbuf(t, cs, &base, &sb), *packed = malloc(bytes), *got = malloc(bytes);
+        for (size_t k = 0; k < sb; k++)
+            mem[k] = (char)(k * 7 + 3);
+        cr_assert_eq(dt_pack_range_rep(base, cs, t, 0, packed, bytes, &done, DT_REP_AUTO), HINT_SUCCESS);
+        struct dt_flat f = flat_of(t);
+        size_t covered, rooms[] = {1, 2, 3, 1024}, starts[] = {0, 1, 7, bytes / 2, bytes - 1};
+        cr_expect_eq(dt_flat_iovec(&f, base, 0, 0, (struct iovec[1]){0}, 1, &covered), 0);
+        for (size_t r = 0; r < 4; r++)
+            for (size_t s = 0; s < 5; s++) {
+                struct iovec v[1024];
+                size_t off = starts[s], at = 0;
+                while (off + at < bytes) {
+                    size_t n = dt_flat_iovec(&f, base, off + at, bytes - off - at, v, rooms[r], &covered), sum = 0;
+                    cr_assert(n > 0 && n <= rooms[r] && covered > 0, "sample %d from %zu: %zu ranges, %zu bytes", i,
+                              off + at, n, covered);
+                    for (size_t k = 0; k < n; k++) {
+                        memcpy(got + at + sum, v[k].iov_base, v[k].iov_len);
+                        sum += v[k].iov_len;
+                    }
+                    cr_assert_eq(sum, covered, "sample %d: ranges hold %zu bytes, said %zu", i, sum, covered);
+                    at += covered;
+                }
+                cr_expect(at == bytes - off && memcmp(got, packed + off, at) == 0,
+                          "sample %d from byte %zu, %zu ranges a call: not the packed bytes", i, off, rooms[r]);
+            }
+        free(mem);
+        free(packed);
+        free(got);
+        if (i < 9)
+            hint_type_free(&t);
+    }
 }

@@ -6,6 +6,14 @@
  * hint_coll_last must name the forced order: off the heap the blocks go through CMA
  * (process_vm_readv/writev), not the pairwise fallback.
  *
+ * Then the same with derived datatypes on either side (vector, indexed, struct, resized with
+ * negative displacements, and plain bytes, mixed between the ranks of a call) at 0, 1, 7 and
+ * 1365 elements of 3 bytes per block (the last more pieces than IOV_MAX), every kind pair:
+ * off the heap their pieces go as iovecs through CMA. Each receive area is compared whole (the
+ * holes keep their sentinel) with a reference built by hint_unpack; each rank prints how many
+ * calls must have gone through CMA with derived types ("rank r: expect derived cma N"), which
+ * the driver compares with the HINT_COLL_STATS lines.
+ *
  *   order_buffers            the above
  *   order_buffers refused    first a seccomp filter makes process_vm_readv/writev fail with
  *                            EPERM (as ptrace_scope or a container would); then every call with a
@@ -76,7 +84,7 @@ static void expect_ran(const char *op, const char *alg, bool off_heap)
     const char *ran;
     RC_OK(hint_coll_last(op, &ran));
     const char *fallback = !strncmp(op, "allgather", 9) ? "ring" : "pairwise";
-    const char *want = refused && off_heap ? fallback : alg;
+    const char *want = P == 1 ? "trivial" : refused && off_heap ? fallback : alg;
     if (strcmp(ran, want) != 0)
         RC_FAIL("%s forced to %s ran %s (expected %s)", op, alg, ran, want);
 }
@@ -154,6 +162,219 @@ static void refuse_cma(void)
     }
 }
 
+/* ---- derived datatypes ---- */
+
+#define NLAY 5
+#define DSENT 0xA5
+#define EMAX 1365                          /* elements per alltoall block: 4095 one-byte pieces */
+#define VMAX 683                           /* elements per unit of a v block (up to 2 units) */
+#define DSIDE (MAXP * (2 * VMAX + 1) * 8 + 64) /* extent 8 at most; room for lb < 0 in front */
+#define DLEAD 16                           /* buffer address = area + DLEAD */
+
+struct lay {
+    const char *name;
+    hint_type t;
+    size_t size;
+    ptrdiff_t extent;
+};
+static struct lay LY[NLAY];
+static unsigned long want_derived_cma;
+static _Alignas(64) unsigned char dstatic_s[DSIDE], dstatic_r[DSIDE];
+
+static void lay_make(struct lay *l, const char *name, hint_type t)
+{
+    ptrdiff_t lb;
+    if (t != HINT_BYTE)
+        RC_OK(hint_type_commit(&t));
+    RC_OK(hint_type_size(t, &l->size));
+    RC_OK(hint_type_extent(t, &lb, &l->extent));
+    l->name = name;
+    l->t = t;
+}
+
+/* Every derived type holds 3 bytes of data: any two of them (and bytes) match. */
+static void make_lays(void)
+{
+    hint_type t, h;
+    lay_make(&LY[0], "bytes", HINT_BYTE);
+    RC_OK(hint_type_vector(3, 1, 2, HINT_BYTE, &t)); /* bytes 0, 2, 4 */
+    lay_make(&LY[1], "vector", t);
+    RC_OK(hint_type_indexed(2, (size_t[]){1, 2}, (ptrdiff_t[]){0, 3}, HINT_BYTE, &t)); /* 0, 3-4 */
+    lay_make(&LY[2], "indexed", t);
+    RC_OK(hint_type_struct(2, (size_t[]){2, 1}, (ptrdiff_t[]){0, 6}, (hint_type[]){HINT_BYTE, HINT_BYTE}, &t));
+    lay_make(&LY[3], "struct", t); /* 0-1, 6: extent 7 */
+    RC_OK(hint_type_hvector(3, 1, -2, HINT_BYTE, &h)); /* bytes 0, -2, -4 in that packed order */
+    RC_OK(hint_type_resized(h, -4, 8, &t));
+    RC_OK(hint_type_free(&h));
+    lay_make(&LY[4], "resized", t);
+}
+
+static void free_lays(void)
+{
+    for (int i = 1; i < NLAY; i++)
+        RC_OK(hint_type_free(&LY[i].t));
+}
+
+/* Byte j of the data rank `from` sends rank `to` (-1: allgather) in call `salt`. */
+static unsigned char dval(int from, int to, size_t j, int salt)
+{
+    return (unsigned char)(from * 29 + to * 13 + j * 5 + salt * 3 + 1);
+}
+
+/* `bytes` of data from (from, to) into layout l at element `elem` of the buffer at `at`. */
+static void put_data(const struct lay *l, unsigned char *at, size_t elem, int from, int to, size_t bytes, int salt)
+{
+    unsigned char stream[6 * VMAX + 1]; /* the largest v block */
+    for (size_t j = 0; j < bytes; j++)
+        stream[j] = dval(from, to, j, salt);
+    size_t pos = 0;
+    RC_OK(hint_unpack(stream, bytes, &pos, at + (ptrdiff_t)elem * l->extent, bytes / l->size, l->t));
+}
+
+/* Elements of l in v block (s, d): 0, 1 or 2 units of e elements of 3 bytes (bytes: 3 each). */
+static size_t v_elems(const struct lay *l, int s, int d, size_t e) { return e * (size_t)((s + 2 * d + 1) % 3) * 3 / l->size; }
+static size_t gv_elems(const struct lay *l, int p, size_t e) { return e * (size_t)((p + 1) % 3) * 3 / l->size; }
+
+/* Element displacements: the blocks in reverse rank order, one element of gap after each. */
+static void reverse_displs(const size_t *counts, size_t *displs)
+{
+    size_t off = 0;
+    for (int p = P - 1; p >= 0; p--) {
+        displs[p] = off;
+        off += counts[p] + 1;
+    }
+}
+
+/* The path this call must take, from what every rank passes: the order, or its fallback. */
+static void derived_expect(const char *op, const char *alg, bool off_touched, bool derived_used,
+                           bool derived_touched, size_t bytes_any)
+{
+    int mine[3] = {off_touched, derived_used, derived_touched}, all[3];
+    RC_OK(hint_coll_set("allreduce", "recursive_doubling"));
+    RC_OK(hint_allreduce(mine, all, 3, HINT_INT, HINT_MAX, HINT_WORLD));
+    const char *fallback = !strncmp(op, "allgather", 9) ? "ring" : "pairwise", *want = alg, *ran;
+    if (P == 1 || bytes_any == 0)
+        want = "trivial";
+    else if (all[1] && !MALLOC_ON_HEAP)
+        want = fallback; /* the types' piece lists are off the heap: the peers cannot read them */
+    else if (all[0] && refused)
+        want = fallback;
+    else if (all[0] && all[2])
+        want_derived_cma++;
+    RC_OK(hint_coll_last(op, &ran));
+    if (strcmp(ran, want) != 0)
+        RC_FAIL("%s forced to %s ran %s (expected %s)", op, alg, ran, want);
+}
+
+static void check_whole(const unsigned char *got, const unsigned char *want, const char *op, const char *alg,
+                        enum kind ks, enum kind kr, const struct lay *sl, const struct lay *rl, size_t e)
+{
+    if (memcmp(got, want, DSIDE) == 0)
+        return;
+    size_t at = 0;
+    while (got[at] == want[at])
+        at++;
+    RC_FAIL("%s %s %s/%s -> %s/%s, %zu elements: byte %zu of the receive area is %u, expected %u", op, alg,
+            kind_names[ks], sl->name, kind_names[kr], rl->name, e, at, got[at], want[at]);
+}
+
+/* One call of op with layout sl from a buffer of kind ks to rl in kind kr, e elements a unit. */
+static void derived_call(const char *op, const char *alg, enum kind ks, enum kind kr, const struct lay *sl,
+                         const struct lay *rl, size_t e, int salt)
+{
+    unsigned char stack_s[DSIDE], stack_r[DSIDE], *hs = NULL, *hr = NULL, *ms = NULL, *mr = NULL;
+    unsigned char *s = ks == STATIC ? dstatic_s : ks == STACK ? stack_s : NULL;
+    unsigned char *r = kr == STATIC ? dstatic_r : kr == STACK ? stack_r : NULL;
+    if (ks == HEAP)
+        s = hs = heap_buffer(DSIDE);
+    if (kr == HEAP)
+        r = hr = heap_buffer(DSIDE);
+    if (ks == MMAP && (s = ms = mmap(NULL, DSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+        RC_FAIL("mmap: %s", strerror(errno));
+    if (kr == MMAP && (r = mr = mmap(NULL, DSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+        RC_FAIL("mmap: %s", strerror(errno));
+    static unsigned char want[DSIDE];
+    memset(s, DSENT, DSIDE);
+    memset(r, DSENT, DSIDE);
+    memset(want, DSENT, DSIDE);
+    unsigned char *sa = s + DLEAD, *ra = r + DLEAD, *wa = want + DLEAD;
+    int me = rc_rank;
+    size_t sc[MAXP], sd[MAXP], rc[MAXP], rd[MAXP], sbytes = 0, rbytes = 0, bytes_any = 0;
+    if (!strcmp(op, "alltoall") || !strcmp(op, "allgather")) {
+        bool a2a = op[3] == 't';
+        size_t B = 3 * e;
+        for (int d = 0; d < (a2a ? P : 1); d++)
+            put_data(sl, sa, (size_t)d * (B / sl->size), me, a2a ? d : -1, B, salt);
+        for (int p = 0; p < P; p++)
+            put_data(rl, wa, (size_t)p * (B / rl->size), p, a2a ? me : -1, B, salt);
+        RC_OK(a2a ? hint_alltoall(sa, B / sl->size, sl->t, ra, B / rl->size, rl->t, HINT_WORLD)
+                  : hint_allgather(sa, B / sl->size, sl->t, ra, B / rl->size, rl->t, HINT_WORLD));
+        sbytes = rbytes = bytes_any = B;
+    } else if (!strcmp(op, "alltoallv")) {
+        for (int p = 0; p < P; p++) {
+            sc[p] = v_elems(sl, me, p, e), rc[p] = v_elems(rl, p, me, e);
+            sbytes += sc[p] * sl->size, rbytes += rc[p] * rl->size;
+        }
+        reverse_displs(sc, sd);
+        reverse_displs(rc, rd);
+        for (int p = 0; p < P; p++) {
+            put_data(sl, sa, sd[p], me, p, sc[p] * sl->size, salt);
+            put_data(rl, wa, rd[p], p, me, rc[p] * rl->size, salt);
+        }
+        RC_OK(hint_alltoallv(sa, sc, sd, sl->t, ra, rc, rd, rl->t, HINT_WORLD));
+        bytes_any = 1; /* alltoallv is never trivial for P > 1 */
+    } else {
+        for (int p = 0; p < P; p++)
+            rc[p] = gv_elems(rl, p, e), rbytes += rc[p] * rl->size;
+        reverse_displs(rc, rd);
+        sc[0] = gv_elems(sl, me, e), sbytes = sc[0] * sl->size;
+        put_data(sl, sa, 0, me, -1, sbytes, salt);
+        for (int p = 0; p < P; p++)
+            put_data(rl, wa, rd[p], p, -1, rc[p] * rl->size, salt);
+        RC_OK(hint_allgatherv(sa, sc[0], sl->t, ra, rc, rd, rl->t, HINT_WORLD));
+        bytes_any = 1;
+    }
+    check_whole(r, want, op, alg, ks, kr, sl, rl, e);
+    bool off = (ks != HEAP && sbytes) || (kr != HEAP && rbytes);
+    bool used = sl->t != HINT_BYTE || rl->t != HINT_BYTE;
+    bool touched = (sl->t != HINT_BYTE && sbytes) || (rl->t != HINT_BYTE && rbytes);
+    derived_expect(op, alg, off, used, touched, bytes_any);
+    if (hs)
+        heap_buffer_free(hs);
+    if (hr)
+        heap_buffer_free(hr);
+    if (ms)
+        munmap(ms, DSIDE);
+    if (mr)
+        munmap(mr, DSIDE);
+}
+
+/* Every op and order x every kind pair (mixed between ranks, and the same on all), the layouts
+   and the sizes turning with the call. */
+static int derived_calls(const char *const *ops, const char *const *algs)
+{
+    static const size_t elems[] = {0, 1, 7, EMAX};
+    int calls = 0;
+    for (int o = 0; o < 4; o++)
+        for (int a = 0; a < 5; a++) {
+            if (!strncmp(ops[o], "allgather", 9) && a < 3)
+                continue;
+            for (int k = 0; k < NKINDS * NKINDS; k++)
+                for (int same = 0; same < 2; same++) {
+                    int kk = same ? k : (k + rc_rank) % (NKINDS * NKINDS);
+                    const struct lay *sl = &LY[(k + rc_rank + o) % NLAY], *rl = &LY[(k + 2 * rc_rank + a + 1) % NLAY];
+                    size_t e = elems[(k + a + same) % 4];
+                    if (o % 2 == 1 && e == EMAX)
+                        e = VMAX;
+                    RC_OK(hint_coll_set(ops[o], algs[a]));
+                    derived_call(ops[o], algs[a], (enum kind)(kk / NKINDS), (enum kind)(kk % NKINDS), sl, rl, e,
+                                 k + 7 * a + same);
+                    calls++;
+                }
+        }
+    return calls;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--help")) {
@@ -183,8 +404,17 @@ int main(int argc, char **argv)
                 calls += 2;
             }
         }
+    make_lays();
+    int dcalls = derived_calls(ops, a2a);
+    free_lays();
+    /* the pieces of types made after hint_init are on the heap (malloc's override): then the
+       derived calls with a side off the heap must have gone through CMA */
+    RC_CHECK(!MALLOC_ON_HEAP || refused || P == 1 || want_derived_cma > 0);
+    printf("rank %d: expect derived cma %lu\n", rc_rank, want_derived_cma);
+    fflush(stdout);
     RC_OK(hint_finalize());
     if (rc_rank == 0)
-        printf("ok order_buffers%s: %d calls, every kind pair\n", refused ? " (CMA refused)" : "", calls);
+        printf("ok order_buffers%s: %d contiguous calls, %d derived, every kind pair\n", refused ? " (CMA refused)" : "",
+               calls, dcalls);
     return 0;
 }

@@ -223,8 +223,10 @@ ParameterizedTest(int *np, coll, autotune, .timeout = 120)
     free(res.output);
 }
 
-/* The copy orders with buffers of every kind on both sides (heap, stack, static, mmap; issue 23):
-   through CMA, and with CMA refused by a seccomp filter, pairwise / ring (tests/ranks/order_buffers.c). */
+/* The copy orders with buffers of every kind on both sides (heap, stack, static, mmap; issue 23),
+   contiguous and derived: through CMA (derived: iovecs), and with CMA refused by a seccomp
+   filter, pairwise / ring (tests/ranks/order_buffers.c). Each rank's HINT_COLL_STATS lines must
+   count as many calls through CMA with derived types as the rank expects. */
 struct buffers_case {
     int np;
     bool refused;
@@ -232,8 +234,30 @@ struct buffers_case {
 
 ParameterizedTestParameters(coll, order_buffers)
 {
-    static struct buffers_case c[] = {{2, false}, {3, false}, {4, false}, {3, true}};
+    static struct buffers_case c[] = {{1, false}, {2, false}, {3, false}, {4, false}, {5, false}, {8, false},
+                                      {3, true}};
     return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
+}
+
+/* Rank r's "expect derived cma N" and the sum of its stats lines' "N through CMA with derived
+   types"; false when the expectation is missing. */
+static bool derived_cma_counts(const char *out, int r, unsigned long *want, unsigned long *got)
+{
+    char key[64];
+    snprintf(key, sizeof key, "rank %d: expect derived cma ", r);
+    const char *w = strstr(out, key);
+    if (w == NULL || sscanf(w + strlen(key), "%lu", want) != 1)
+        return false;
+    *got = 0;
+    snprintf(key, sizeof key, "hint[rank %d] coll: order_stats_report: ", r);
+    for (const char *g = strstr(out, key); g; g = strstr(g + 1, key)) {
+        unsigned long heap, cma, derived;
+        const char *calls = strstr(g, "calls: ");
+        if (calls && sscanf(calls, "calls: %lu on the shared heap, %lu through CMA (a buffer off the heap), %lu",
+                            &heap, &cma, &derived) == 3)
+            *got += derived;
+    }
+    return true;
 }
 
 ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
@@ -247,11 +271,18 @@ ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
     if (c->refused && strstr(res.output, "# SKIP"))
         cr_skip_test("%s", strstr(res.output, "# SKIP"));
     cr_expect_eq(res.status, 0, "%d ranks%s:\n%s", c->np, c->refused ? ", CMA refused" : "", res.output);
-    /* each rank's HINT_COLL_STATS line names the path: CMA, or the fallback when refused */
+    /* each rank's HINT_COLL_STATS line names the path: CMA, or the fallback when refused (one
+       rank: every call is trivial, no copy order runs) */
     const char *want = c->refused ? "fell back (CMA refused)" : "through CMA";
-    cr_expect(strstr(res.output, want) != NULL, "no '%s' in:\n%s", want, res.output);
-    if (!c->refused)
+    if (c->np > 1)
+        cr_expect(strstr(res.output, want) != NULL, "no '%s' in:\n%s", want, res.output);
+    if (!c->refused && c->np > 1)
         cr_expect(strstr(res.output, " 0 fell back (CMA refused)") != NULL, "%s", res.output);
+    for (int r = 0; c->np > 1 && r < c->np; r++) {
+        unsigned long want, got;
+        cr_expect(derived_cma_counts(res.output, r, &want, &got) && want == got,
+                  "rank %d: derived-type calls through CMA expected %lu, stats say %lu:\n%s", r, want, got, res.output);
+    }
     free(res.output);
 }
 
@@ -347,9 +378,10 @@ ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeou
 /* Derived datatypes in alltoall and allgather, every algorithm (tests/ranks/typed_coll.c), on the
    heap and in private mmaps; two virtual sockets for morton_numa. Each rank's HINT_COLL_STATS
    line must give the counts of direct and packed calls that the rank expects from the
-   algorithms that ran (hint_coll_last): the staged algorithms copy straight from the layouts
-   wherever the buffers are, the copy orders only on the heap (off it they fall back to pairwise
-   or ring on packed bytes, and report that name). */
+   algorithms that ran (hint_coll_last): the staged algorithms and the copy orders copy straight
+   from the layouts wherever the buffers are (the orders through CMA off the heap); where they
+   fall back (a type's pieces off the heap, CMA refused) pairwise or ring run on packed bytes and
+   report that name. */
 struct typed_case {
     int np;
     bool mmap;
