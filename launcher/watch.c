@@ -3,9 +3,9 @@
  *
  * launch_cleanup runs on every path hintrun lives through, but a SIGKILL ends hintrun with no
  * code running at all. The ranks die with it (PR_SET_PDEATHSIG), yet what they forked lives on,
- * and a job killed during hint_init leaves its shm objects in /dev/shm (they are unlinked only
- * once every rank has attached, runtime/heap.c and transport/shm/segment.c). The store needs
- * nothing: it is an abstract socket, gone with hintrun's descriptors.
+ * and so do shm objects that a program named after its job (hint's own node segment and heap
+ * have no name: runtime/shmfile.h). The store needs nothing: it is an abstract socket, gone
+ * with hintrun's descriptors.
  *
  * So before any rank starts, hintrun forks this small process. It reads the ranks' pids from a
  * pipe as they start; EOF without the "done" record hintrun writes at the end of its own cleanup

@@ -8,15 +8,13 @@
  * OMPI_COMM_WORLD_SIZE=4, PMI_SIZE=4 ...) would otherwise run as N separate worlds of one that
  * all "succeed"; hint_init fails instead, naming the launcher and what to run.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "hint.h"
@@ -130,33 +128,24 @@ static int choose_backend(struct boot_info *info, const struct boot_backend **be
     return boot_store_init(info, be); /* no launcher: a singleton */
 }
 
-/* ---------------------------------------------------------------- shared memory left behind */
+/* ---------------------------------------------------------------- dying on purpose */
 
-/* Under hintrun, hintrun removes a job's shared-memory objects on every exit path. Under another
-   process manager nobody else knows their names, so a rank that ends the job (or leaves it
-   before hint_init finished) removes this node's objects of the job itself; those the ranks
-   unlinked after attaching are gone already. */
-static void remove_job_shm(void)
+/* HINT_TEST_DIE_IN_INIT=STAGE:RANK: world rank RANK dies of SIGKILL at STAGE of hint_init, after
+   printing its job id ("jobid=..." on stdout), so that a test can look for what the job left. */
+void boot_test_die(const char *stage)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "hint-%u-%s-", (unsigned)getuid(), front.info.jobid);
-    DIR *d = opendir("/dev/shm");
-    if (!d)
+    const char *want = rt_cfg_str("HINT_TEST_DIE_IN_INIT");
+    const char *colon = want ? strrchr(want, ':') : NULL;
+    if (!colon || !front.be || strncmp(want, stage, (size_t)(colon - want)) != 0 ||
+        stage[colon - want] != '\0' || atoi(colon + 1) != front.info.rank)
         return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-            continue;
-        char name[NAME_MAX + 2];
-        snprintf(name, sizeof name, "/%s", e->d_name);
-        shm_unlink(name);
-    }
-    closedir(d);
-}
-
-static int launcher_owns_shm(void)
-{
-    return front.be && (front.info.singleton || strcmp(front.be->name, "hintrun") == 0);
+    char line[96];
+    int n = snprintf(line, sizeof line, "jobid=%s\n", front.info.jobid);
+    fflush(stdout);
+    (void)!write(STDOUT_FILENO, line, (size_t)n);
+    fprintf(stderr, "hint: rank %d dies of SIGKILL in hint_init at %s (HINT_TEST_DIE_IN_INIT)\n",
+            front.info.rank, stage);
+    raise(SIGKILL);
 }
 
 /* ---------------------------------------------------------------- API */
@@ -235,8 +224,7 @@ void boot_abort(int code, const char *msg)
     int status = boot_abort_status(code);
     fflush(stdout);
     fflush(stderr);
-    if (front.be && !launcher_owns_shm()) {
-        remove_job_shm();
+    if (front.be && !front.info.singleton && strcmp(front.be->name, "hintrun") != 0) {
         fprintf(stderr, "hint: rank %d aborted the job with code %d%s%s\n", front.info.rank,
                 code, msg ? ": " : "", msg ? msg : "");
     }
@@ -251,10 +239,8 @@ void boot_fini(void)
 {
     if (!front.be)
         return;
-    /* after hint_finalize's fence every object was attached and unlinked: this finds nothing;
-       after a failed hint_init it removes what the job had made on this node */
-    if (!launcher_owns_shm() && !front.info.singleton)
-        remove_job_shm();
+    /* nothing to remove from /dev/shm on any path: hint's objects there have no name
+       (runtime/shmfile.h) */
     front.be->fini();
     front.be = NULL;
 }

@@ -51,5 +51,7 @@ int boot_fence(void);
 void boot_abort(int code, const char *msg);
 /* Disconnect. */
 void boot_fini(void);
+/* Test hook: dies of SIGKILL here when HINT_TEST_DIE_IN_INIT names this stage and rank. */
+void boot_test_die(const char *stage);
 
 #endif

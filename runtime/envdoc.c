@@ -111,6 +111,10 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "1: a process not started by hintrun runs as a world of one even when a launcher's variables say "
                 "it is one of several ranks (SLURM_STEP_NUM_TASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK); by "
                 "default hint_init then joins PMIx or PMI-1, or fails naming the launcher (docs/LAUNCHER.md)"},
+    {.name = "HINT_TEST_DIE_IN_INIT", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "test hook, STAGE:RANK: world rank RANK prints jobid=<id> and dies of SIGKILL in hint_init at STAGE "
+                "(segment: local rank 0 made the node segment, before the fence; attach: after mapping it; heap, "
+                "heap-attach: the same for the shared heap), for tests that nothing is left behind"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

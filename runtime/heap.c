@@ -1,11 +1,12 @@
 /*
  * runtime/heap.c — the node's shared heap object and the allocator over this rank's partition.
  *
- * Local rank 0 creates /hint-<uid>-<jobid>-heap<node> (mode 0600, sparse: pages are taken only
- * when touched) after checking that all of it would fit in /dev/shm's free space, so a full
- * /dev/shm is a clear message now rather than a SIGBUS later. Every rank maps the whole object
- * at a 64 MiB-aligned address (mimalloc's segment alignment; unaligned, its first allocation
- * crashes) and the last rank to map it unlinks the name, as for the node segment. Each rank's
+ * Local rank 0 creates the object unnamed in /dev/shm (runtime/shmfile.h: mode 0600, sparse:
+ * pages are taken only when touched; nothing a crash could leave behind) after checking that all
+ * of it would fit in /dev/shm's free space, so a full /dev/shm is a clear message now rather than
+ * a SIGBUS later; the others open it through /proc/<pid>/fd of rank 0, as for the node segment.
+ * Every rank maps the whole object at a 64 MiB-aligned address (mimalloc's segment alignment;
+ * unaligned, its first allocation crashes). Each rank's
  * partition is an exclusive mimalloc arena; each thread allocates through its own mimalloc heap
  * in that arena (a mimalloc heap belongs to one thread). Addresses differ between processes, so
  * pointers cross as offsets (heap_offset / heap_at).
@@ -42,6 +43,7 @@
 
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
+#include "runtime/shmfile.h"
 #include "runtime/transport.h"
 #include "topology/topology.h"
 
@@ -131,44 +133,36 @@ static char *map_aligned(int fd, size_t size)
 
 static int create_object(void)
 {
-    int fd = shm_open(heap.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-        RT_ERR("heap", "shm_open(%s) failed: %s", heap.name, strerror(errno));
-        return rt_from_errno(errno);
-    }
-    int st = HINT_SUCCESS;
+    int fd, st = shmfile_create("shared heap", &fd);
+    if (st != HINT_SUCCESS)
+        return st;
     if (ftruncate(fd, (off_t)heap.size) != 0) {
-        RT_ERR("heap", "sizing %s to %zu MiB failed: %s", heap.name, heap.size >> 20, strerror(errno));
+        RT_ERR("heap", "sizing the %s to %zu MiB failed: %s", heap.name, heap.size >> 20, strerror(errno));
         st = HINT_ERR_NOMEM;
     } else if ((heap.base = map_aligned(fd, heap.size)) == NULL) {
-        RT_ERR("heap", "mapping %zu MiB of %s failed: %s", heap.size >> 20, heap.name, strerror(errno));
+        RT_ERR("heap", "mapping %zu MiB of the %s failed: %s", heap.size >> 20, heap.name, strerror(errno));
         st = HINT_ERR_NOMEM;
     }
-    if (st != HINT_SUCCESS) {
+    if (st != HINT_SUCCESS)
         close(fd);
-        shm_unlink(heap.name);
-    } else
-        reserve.fd = fd; /* kept for fallocate */
+    else
+        reserve.fd = fd; /* kept for fallocate, and for the others to open through /proc */
     return st;
 }
 
-static int attach_object(void)
+static int attach_object(struct shmfile_handle h)
 {
-    int fd = shm_open(heap.name, O_RDWR, 0);
-    if (fd < 0) {
-        RT_ERR("heap", "the shared heap %s is missing: local rank 0 could not create it (its message says why)",
-               heap.name);
-        return HINT_ERR_TRANSPORT;
-    }
+    int fd, st = shmfile_open("shared heap", h, &fd);
+    if (st != HINT_SUCCESS)
+        return st;
     struct stat sb;
-    int st = HINT_SUCCESS;
     if (fstat(fd, &sb) != 0 || (size_t)sb.st_size != heap.size)
         st = HINT_ERR_TRANSPORT;
     else if ((heap.base = map_aligned(fd, heap.size)) == NULL)
         st = HINT_ERR_NOMEM;
     if (st != HINT_SUCCESS) {
         close(fd);
-        RT_ERR("heap", "attaching the shared heap %s failed", heap.name);
+        RT_ERR("heap", "attaching the %s failed", heap.name);
     } else
         reserve.fd = fd; /* kept for fallocate */
     return st;
@@ -410,7 +404,8 @@ static void stop_keeper(void)
 /* The heap's handshake, in a node area (runtime/transport.h) of the node's shared memory. */
 struct heap_node_words {
     uint64_t part;              /* bytes per rank, set by local rank 0 (0: none) */
-    _Atomic uint32_t attached;  /* ranks that have mapped the heap; the last unlinks it */
+    _Atomic uint32_t attached;  /* unused since the object has no name to unlink */
+    struct shmfile_handle where; /* local rank 0's pid and descriptor of the object */
 };
 static int words_area = -1;
 
@@ -439,7 +434,7 @@ int heap_init(void)
     int st = HINT_SUCCESS;
     heap.nlocal = rt.boot.local_size;
     heap.me = rt.boot.local_rank;
-    snprintf(heap.name, sizeof heap.name, "/hint-%u-%s-heap%d", (unsigned)getuid(), rt.boot.jobid, rt.boot.node_id);
+    snprintf(heap.name, sizeof heap.name, "shared heap of node %d", rt.boot.node_id); /* for messages */
     /* Every rank computes the same size only if they see the same free space: rank 0 decides. */
     int create_st = HINT_SUCCESS;
     if (heap.me == 0) {
@@ -448,7 +443,9 @@ int heap_init(void)
         if (create_st == HINT_SUCCESS)
             create_st = create_object();
         words->part = create_st == HINT_SUCCESS ? heap.part : 0;
+        words->where = (struct shmfile_handle){.pid = (int32_t)getpid(), .fd = reserve.fd};
     }
+    boot_test_die("heap");
     if (!rt.boot.singleton)
         CHECK_GOTO(boot_fence(), out);
     CHECK_GOTO(create_st, out);
@@ -459,11 +456,10 @@ int heap_init(void)
             st = HINT_ERR_NOMEM; /* rank 0 said why */
             goto out;
         }
-        CHECK_GOTO(attach_object(), out);
+        CHECK_GOTO(attach_object(words->where), out);
     }
     heap.mapped = true;
-    if (atomic_fetch_add(&words->attached, 1) + 1 == (uint32_t)heap.nlocal)
-        shm_unlink(heap.name);
+    boot_test_die("heap-attach");
     bind_partition();
     CHECK_GOTO(start_arena(), out);
     CHECK_GOTO(plug_all_blocks(), out);

@@ -11,7 +11,8 @@
 # Each launcher part runs the point-to-point programs (tests/ranks/p2p_patterns, groups) and every
 # collective of tests/ranks/coll_check at 3 ranks, then hint_abort and a SIGKILLed rank (both
 # must end the job with a non-zero status, through the launcher), and (root) 4 ranks on 2 virtual
-# nodes, host names from UTS namespaces (run_vnodes); after every job no shared
+# nodes, host names from UTS namespaces (run_vnodes), and a rank SIGKILLed inside hint_init at each
+# point where the node's shared memory is being made (run_die_in_init); after every job no shared
 # memory of it may be left in /dev/shm. QUICK=1 (or HINT_LAUNCHER_QUICK=1) runs a few of the
 # programs only (the sanitizer build does).
 # A part whose launcher is not installed (scripts/setup.sh installs them) is skipped, saying so.
@@ -148,6 +149,23 @@ run_suites() {
     run_ok "$name: lch_rank world (one world of $NP: allreduce of ranks)" "$@" "$LCH" world
     run_fails "$name: hint_abort(7) on rank 1 ends the job non-zero" . "$@" "$LCH" abort 1
     run_fails "$name: rank 1 killed by SIGKILL ends the job non-zero" . "$@" "$LCH" kill 1
+    run_die_in_init "$name" "$@"
+}
+
+# run_die_in_init NAME LAUNCH...: a rank SIGKILLed inside hint_init (HINT_TEST_DIE_IN_INIT) while
+# the node's shared memory is being made: local rank 0 right after creating the node segment or
+# the heap (before the others could open it), rank 1 before and after opening each. The launcher
+# ends the job non-zero (it kills the others: Open MPI and Slurm by SIGTERM, Hydra by SIGKILL),
+# and no object of the job is left in /dev/shm (the dying rank prints the job id for shm_left).
+run_die_in_init() {
+    local name=$1 stage
+    shift
+    for stage in segment:0 segment:1 attach:1 heap:0 heap-attach:1; do
+        run_fails "$name: rank ${stage#*:} SIGKILLed in hint_init at ${stage%:*}: non-zero, no shm left" \
+            "dies of SIGKILL in hint_init at ${stage%:*}" env HINT_TEST_DIE_IN_INIT="$stage" "$@" "$LCH" world
+        grep -q '^jobid=[0-9a-f]\{16\}$' "$TMP/out" ||
+            not_ok "$name: the rank dying at ${stage%:*} printed its job id (for the /dev/shm check)"
+    done
 }
 
 # run_vnodes NAME LAUNCH...: ranks 0-1 and 2-3 on two virtual nodes, each pair in a UTS

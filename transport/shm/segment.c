@@ -1,11 +1,12 @@
 /*
- * transport/shm/segment.c — creating, attaching and removing the node segment.
+ * transport/shm/segment.c — creating, attaching and releasing the node segment.
  *
- * Local rank 0 creates the object (O_EXCL, mode 0600, name carrying uid and job id), reserves
- * its pages with posix_fallocate so a full /dev/shm is an error now rather than a SIGBUS later,
- * and lays it out. After a store fence every other rank attaches; the last rank to attach
- * unlinks the name, so from then on no crash (not even SIGKILL of hintrun) can leave it behind.
- * hintrun also unlinks every object of the job on its exit paths, for crashes before that point.
+ * Local rank 0 creates the object unnamed (runtime/shmfile.h: O_TMPFILE in /dev/shm, mode 0600),
+ * reserves its pages with posix_fallocate so a full /dev/shm is an error now rather than a SIGBUS
+ * later, lays it out and puts where it is (its pid and descriptor) in the store. After a store
+ * fence every other rank opens it through /proc and maps it. It never has a name, so no crash at
+ * any point, under any launcher, not even SIGKILL of every rank and of hintrun, can leave it in
+ * /dev/shm: it is gone when the last process mapping it is.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/boot.h"
 #include "runtime/runtime.h"
+#include "runtime/shmfile.h"
 #include "runtime/transport.h"
 #include "transport/shm/cells.h"
 #include "transport/shm/segment.h"
@@ -53,9 +56,16 @@ size_t shm_segment_size(int nlocal, uint32_t *payload)
     return size;
 }
 
+/* For messages: the object has no name. */
 static void segment_name(char *buf, size_t len)
 {
-    snprintf(buf, len, "/hint-%u-%s-n%d", (unsigned)getuid(), rt.boot.jobid, rt.boot.node_id);
+    snprintf(buf, len, "node segment of node %d", rt.boot.node_id);
+}
+
+/* The store key under which the node's local rank 0 (world rank world0) says where it is. */
+static void handle_key(const struct shm_node *n, char *key, size_t len)
+{
+    snprintf(key, len, "shm.seg.%d", n->world0);
 }
 
 static int check_free_space(size_t need)
@@ -100,46 +110,49 @@ static int create_segment(struct shm_node *n)
     uint32_t payload;
     n->size = shm_segment_size(n->nlocal, &payload);
     CHECK_GOTO(check_free_space(n->size), out);
-    int fd = shm_open(n->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-        RT_ERR("shm", "shm_open(%s) failed: %s", n->name, strerror(errno));
-        return rt_from_errno(errno);
-    }
+    int fd;
+    CHECK_GOTO(shmfile_create("node segment", &fd), out);
     int err = posix_fallocate(fd, 0, (off_t)n->size);
     if (err != 0) {
-        RT_ERR("shm", "reserving %zu KiB for %s failed: %s (is /dev/shm full?)", n->size >> 10, n->name,
-               strerror(err));
-        st = HINT_ERR_NOMEM;
+        RT_ERR("shm", "reserving %zu KiB for the %s failed: %s (is /dev/shm full?)", n->size >> 10,
+               n->name, strerror(err));
         close(fd);
-        shm_unlink(n->name);
-        goto out;
+        return HINT_ERR_NOMEM;
     }
     n->base = mmap(NULL, n->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (n->base == MAP_FAILED) {
-        RT_ERR("shm", "mmap of %s failed: %s", n->name, strerror(errno));
+        RT_ERR("shm", "mmap of the %s failed: %s", n->name, strerror(errno));
         n->base = NULL;
-        shm_unlink(n->name);
-        st = HINT_ERR_NOMEM;
-        goto out;
+        close(fd);
+        return HINT_ERR_NOMEM;
     }
+    n->fd = fd; /* kept open: the other ranks open it through /proc/<pid>/fd */
     n->hdr = n->base;
     layout(n, payload);
 out:
     return st;
 }
 
+/* Local rank 0 tells the others where the segment is (pid 0: it could not make it). */
+static int publish_segment(const struct shm_node *n, int created)
+{
+    struct shmfile_handle h = {.pid = created ? (int32_t)getpid() : 0, .fd = created ? n->fd : -1};
+    char key[32];
+    handle_key(n, key, sizeof key);
+    return boot_put(key, &h, sizeof h);
+}
+
 static int attach_segment(struct shm_node *n)
 {
-    int fd = shm_open(n->name, O_RDWR, 0);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            RT_ERR("shm", "the node segment %s does not exist: local rank 0 could not create it (its "
-                   "message says why)", n->name);
-        else
-            RT_ERR("shm", "shm_open(%s) failed: %s", n->name, strerror(errno));
-        return HINT_ERR_TRANSPORT;
-    }
+    struct shmfile_handle h = {0};
+    size_t len = 0;
+    char key[32];
+    handle_key(n, key, sizeof key);
+    int fd, st = boot_get(key, &h, sizeof h, &len);
+    if (st == HINT_SUCCESS && len != sizeof h)
+        h.pid = 0;
+    if (st != HINT_SUCCESS || (st = shmfile_open("node segment", h, &fd)) != HINT_SUCCESS)
+        return st;
     struct stat sb;
     if (fstat(fd, &sb) != 0 || sb.st_size <= 0) {
         close(fd);
@@ -170,21 +183,26 @@ int shm_node_open(struct shm_node **out)
     n->nlocal = rt.boot.local_size;
     n->me = rt.boot.local_rank;
     n->world0 = rt.boot.rank - rt.boot.local_rank;
+    n->fd = -1;
     segment_name(n->name, sizeof n->name);
 
-    int create_st = HINT_SUCCESS;
-    if (n->me == 0)
+    int create_st = HINT_SUCCESS, st_put = HINT_SUCCESS;
+    if (n->me == 0) {
         create_st = create_segment(n);
+        if (n->nlocal > 1)
+            st_put = publish_segment(n, create_st == HINT_SUCCESS);
+    }
+    boot_test_die("segment");
     /* Every rank enters the fence even when creation failed, so nobody waits forever; the
-       failure reaches the others as a missing object. */
+       failure reaches the others as a handle with pid 0. */
     if (!rt.boot.singleton)
         CHECK_GOTO(boot_fence(), fail);
     CHECK_GOTO(create_st, fail);
+    CHECK_GOTO(st_put, fail);
     if (n->me != 0)
         CHECK_GOTO(attach_segment(n), fail);
+    boot_test_die("attach");
     shm_ctl(n, n->me)->pid = (int32_t)getpid();
-    if (atomic_fetch_add(&n->hdr->attached, 1) + 1 == (uint32_t)n->nlocal)
-        shm_unlink(n->name);
     *out = n;
     return HINT_SUCCESS;
 fail:
@@ -198,6 +216,8 @@ void shm_node_close(struct shm_node *n)
         return;
     if (n->base != NULL)
         munmap(n->base, n->size);
+    if (n->fd >= 0)
+        close(n->fd);
     free(n);
 }
 

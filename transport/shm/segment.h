@@ -42,7 +42,7 @@ struct shm_seg_hdr {
     uint32_t cell_stride;     /* bytes from one cell to the next */
     uint64_t chan_stride;     /* bytes from one channel (with its cells) to the next */
     uint64_t ctl_off, chan_off;
-    _Atomic uint32_t attached; /* ranks that have mapped it; the last unlinks the name */
+    _Atomic uint32_t attached; /* unused since the object has no name to unlink (kept: layout) */
     _Atomic uint32_t ready;    /* set by the creator once the layout above is written */
     _Atomic uint32_t cma_refused; /* set once the kernel refused process_vm_readv here */
     uint32_t nareas;           /* node areas laid out (rt_node_area_count() of the creator) */
@@ -65,7 +65,8 @@ struct shm_node {
     struct shm_seg_hdr *hdr;
     int nlocal, me;
     int world0;                /* world rank of local rank 0: a node's ranks are consecutive */
-    char name[64];
+    int fd;                    /* local rank 0: the object, open while others may open it; else -1 */
+    char name[64];             /* for messages: the object itself has no name */
 };
 
 /* Bytes the segment needs for nlocal ranks (with the node areas asked for so far), and the
