@@ -21,8 +21,8 @@
  *
  * The check (on unless --no-check): every rank runs the same iterations serially over the whole
  * matrix and compares its rows; any difference above 1e-12 (relative) fails the run on every
- * rank. --corrupt adds 1 to one received halo value that a product uses, once, to show that the
- * check catches a wrong exchange.
+ * rank. --corrupt adds 1 to one received halo value that a product uses, once, on the highest
+ * rank that reads a halo, to show that the check catches a wrong exchange.
  */
 #include <math.h>
 
@@ -594,7 +594,7 @@ static int run(struct spmm *s)
     describe(s);
     double *times = calloc(2 * (size_t)s->o.iters, sizeof *times), t[2] = {0, 0};
     int st = times ? HINT_SUCCESS : HINT_ERR_NOMEM;
-    int corrupt = s->o.corrupt;
+    int corrupt = s->o.corrupt && corrupting_rank("spmm", first_halo_use(s) >= 0, s->rank) == s->rank;
     for (long i = 0; i < s->o.iters && st == HINT_SUCCESS; i++) {
         st = iterate(s, corrupt, t);
         corrupt = 0;

@@ -16,7 +16,8 @@
  *
  * The check (on unless --no-check): every rank runs the same steps serially on the whole grid and
  * compares its block; any difference above 1e-12 fails the run on every rank. --corrupt adds 1
- * to one received halo value once, to show that the check catches a wrong exchange.
+ * to one received halo value once, on the highest rank that receives one, to show that the check
+ * catches a wrong exchange.
  */
 #include <math.h>
 
@@ -429,7 +430,7 @@ static int run(struct stencil *st)
     describe(st);
     double *times = calloc(2 * (size_t)st->o.iters, sizeof *times), t[2] = {0, 0};
     int rc = times ? HINT_SUCCESS : HINT_ERR_NOMEM;
-    int corrupt = st->o.corrupt && st->rank == st->P - 1;
+    int corrupt = st->o.corrupt && corrupting_rank("stencil", first_received(st) != NULL, st->rank) == st->rank;
     for (long i = 0; i < st->o.iters && rc == HINT_SUCCESS; i++) {
         rc = iterate(st, corrupt, t);
         corrupt = 0;

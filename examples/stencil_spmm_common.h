@@ -115,6 +115,18 @@ static inline void comm_free(void *p)
         free(p);
 }
 
+/* --corrupt: the highest rank that receives a halo value corrupts one (collective over the world);
+   with none (one rank with no self exchange, or a graph without edges) rank 0 says so, since the
+   check then passes. */
+static inline int corrupting_rank(const char *prog, int receives, int rank)
+{
+    int mine = receives ? rank : -1, chosen = -1;
+    hint_allreduce(&mine, &chosen, 1, HINT_INT, HINT_MAX, HINT_WORLD);
+    if (chosen < 0 && rank == 0)
+        printf("%s: --corrupt: no rank receives a halo value, nothing to corrupt\n", prog);
+    return chosen;
+}
+
 /* hintrun ends the job when a rank exits non-zero: every rank flushes what it printed and waits
    for the others first, so rank 0's verdict is never cut off by another rank's exit status. */
 static inline void finish_together(void)
