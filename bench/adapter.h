@@ -71,4 +71,20 @@ int bk_recv_window(void *buf, size_t bytes, int src, int n);
 /* min, max and sum of one double over all ranks, on every rank */
 int bk_reduce_time(double in, double *min, double *max, double *sum);
 
+/* Neighbourhood collectives (hint-bench's neighbor_* operations) run on the topology made last
+   by bk_topo_cart2d (a 2-D periodic cart, dims from the library's dims_create(P, 2)) or
+   bk_topo_graph (a distributed graph from this rank's adjacent lists); bk_topo_lists gives the
+   lists in the order the library's neighbourhood collectives use them (a cart: per dimension the
+   -1 neighbour, then the +1 one). Blocks are bytes; the v variants' counts and displacements are
+   bytes too, one per neighbour. The topology is freed by the next bk_topo_* or bk_finalize. */
+int bk_topo_cart2d(void);
+int bk_topo_graph(int nin, const int *in, int nout, const int *out);
+int bk_topo_counts(int *nin, int *nout);
+int bk_topo_lists(int *in, int *out);
+int bk_neighbor_allgather(const void *s, size_t bytes, void *r);
+int bk_neighbor_alltoall(const void *s, size_t bytes, void *r);
+int bk_neighbor_allgatherv(const void *s, size_t sbytes, void *r, const size_t *rc, const size_t *rd);
+int bk_neighbor_alltoallv(const void *s, const size_t *sc, const size_t *sd, void *r, const size_t *rc,
+                          const size_t *rd);
+
 #endif

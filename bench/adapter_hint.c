@@ -31,8 +31,12 @@ int bk_init(int *argc, char ***argv)
         bk_finalize(); /* bench.c does not finalize after a failed bk_init */
     return st;
 }
+static hint_group topo = HINT_GROUP_NULL; /* the neighbourhood collectives' group */
+
 void bk_finalize(void)
 {
+    if (topo != HINT_GROUP_NULL)
+        hint_group_free(&topo);
     hint_type_free(&layout_type[BK_STRIDED]); /* not made (HINT_TYPE_NULL): refused, harmless */
     hint_finalize();
 }
@@ -151,4 +155,60 @@ int bk_reduce_time(double in, double *min, double *max, double *sum)
     if (st == HINT_SUCCESS)
         st = hint_allreduce(&in, sum, 1, HINT_DOUBLE, HINT_SUM, HINT_WORLD);
     return st;
+}
+
+/* ---- neighbourhood collectives ---- */
+
+static int topo_reset(void) { return topo != HINT_GROUP_NULL ? hint_group_free(&topo) : HINT_SUCCESS; }
+
+int bk_topo_cart2d(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 1}, st = topo_reset();
+    if (st == HINT_SUCCESS)
+        st = hint_dims_create(bk_size(), 2, dims);
+    return st == HINT_SUCCESS ? hint_cart_create(HINT_WORLD, 2, dims, periods, 0, &topo) : st;
+}
+
+int bk_topo_graph(int nin, const int *in, int nout, const int *out)
+{
+    int st = topo_reset();
+    return st == HINT_SUCCESS ? hint_graph_create_adjacent(HINT_WORLD, nin, in, nout, out, 0, &topo) : st;
+}
+
+int bk_topo_counts(int *nin, int *nout) { return hint_neighbors_count(topo, nin, nout); }
+
+int bk_topo_lists(int *in, int *out)
+{
+    int nin, nout, kind, st = hint_neighbors_count(topo, &nin, &nout);
+    if (st == HINT_SUCCESS)
+        st = hint_topo_test(topo, &kind);
+    if (st != HINT_SUCCESS || kind != HINT_CART)
+        return st == HINT_SUCCESS ? hint_neighbors(topo, nin, in, nout, out) : st;
+    for (int d = 0; d < nin / 2 && st == HINT_SUCCESS; d++) {
+        st = hint_cart_shift(topo, d, 1, &in[2 * d], &in[2 * d + 1]);
+        out[2 * d] = in[2 * d];
+        out[2 * d + 1] = in[2 * d + 1];
+    }
+    return st;
+}
+
+int bk_neighbor_allgather(const void *s, size_t bytes, void *r)
+{
+    return hint_neighbor_allgather(s, bytes, HINT_BYTE, r, bytes, HINT_BYTE, topo);
+}
+
+int bk_neighbor_alltoall(const void *s, size_t bytes, void *r)
+{
+    return hint_neighbor_alltoall(s, bytes, HINT_BYTE, r, bytes, HINT_BYTE, topo);
+}
+
+int bk_neighbor_allgatherv(const void *s, size_t sbytes, void *r, const size_t *rc, const size_t *rd)
+{
+    return hint_neighbor_allgatherv(s, sbytes, HINT_BYTE, r, rc, rd, HINT_BYTE, topo);
+}
+
+int bk_neighbor_alltoallv(const void *s, const size_t *sc, const size_t *sd, void *r, const size_t *rc,
+                          const size_t *rd)
+{
+    return hint_neighbor_alltoallv(s, sc, sd, HINT_BYTE, r, rc, rd, HINT_BYTE, topo);
 }

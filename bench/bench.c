@@ -52,11 +52,26 @@
 
 enum bop {
     B_BARRIER, B_BCAST, B_REDUCE, B_ALLREDUCE, B_REDUCE_SCATTER_BLOCK, B_GATHER, B_SCATTER, B_ALLGATHER,
-    B_ALLTOALL, B_GATHERV, B_SCATTERV, B_ALLGATHERV, B_ALLTOALLV, B_LATENCY, B_BANDWIDTH, B_NOPS
+    B_ALLTOALL, B_GATHERV, B_SCATTERV, B_ALLGATHERV, B_ALLTOALLV, B_LATENCY, B_BANDWIDTH,
+    B_NEIGHBOR_ALLGATHER, B_NEIGHBOR_ALLTOALL, B_NEIGHBOR_ALLGATHERV, B_NEIGHBOR_ALLTOALLV, B_NOPS
 };
 static const char *const op_names[B_NOPS] = {
     "barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block", "gather", "scatter", "allgather",
-    "alltoall", "gatherv", "scatterv", "allgatherv", "alltoallv", "latency", "bandwidth"};
+    "alltoall", "gatherv", "scatterv", "allgatherv", "alltoallv", "latency", "bandwidth",
+    "neighbor_allgather", "neighbor_alltoall", "neighbor_allgatherv", "neighbor_alltoallv"};
+
+static int is_neighbor(int op) { return op >= B_NEIGHBOR_ALLGATHER && op <= B_NEIGHBOR_ALLTOALLV; }
+
+/* The neighbourhood operations' topology (--graph): a 2-D periodic cart, or a random sparse graph
+   in which every edge s -> d (s != d) is present with probability `density`, the same on every
+   rank (one generator, one seed); in and out are this rank's lists in the library's order. */
+static struct neighborhood {
+    const char *spec; /* "cart" or "random:D" */
+    double density;
+    unsigned long seed;
+    int nin, nout;
+    int *in, *out;
+} nbh = {"cart", 0, 1, 0, 0, NULL, NULL};
 
 static const char *const layout_names[BK_NLAYOUTS] = {"contig", "strided"};
 
@@ -88,6 +103,7 @@ static void usage(FILE *to)
             "usage: hintrun -n P hint-bench OP [options]\n"
             "OP: barrier bcast reduce allreduce reduce_scatter_block gather scatter allgather alltoall\n"
             "    gatherv scatterv allgatherv alltoallv latency bandwidth\n"
+            "    neighbor_allgather neighbor_alltoall neighbor_allgatherv neighbor_alltoallv\n"
             "  --sizes A:B | a,b,...  bytes per rank block (reductions: bytes of doubles); A:B = powers of\n"
             "                         two from A to B; K, M, G suffixes (default 8:1M; barrier: 0)\n"
             "  --iters N              timed calls per size (default: 1000 down to 20 as sizes grow)\n"
@@ -109,6 +125,9 @@ static void usage(FILE *to)
             "                         size, the first call at that size alone, before the warm-up: a '# init' line\n"
             "                         and three more columns (first-call avg, min, max us); with --csv, one more\n"
             "                         line per size with op OP:first and a line with op init (bytes 0, iters 1)\n"
+            "  --graph cart|random:D  neighbor_*: a 2-D periodic cart with dims from dims_create(P, 2) (default),\n"
+            "                         or a random sparse graph: every edge s -> d, s != d, with probability D\n"
+            "  --seed N               --graph random: the graph's seed (default 1; every rank draws the same graph)\n"
             "  --help\n"
             "Output (without --csv) is OSU's layout: '#' before every line that is not data; a data line is\n"
             "  size, avg, min, max latency (us) over ranks, iterations, the --papi columns, algorithm\n"
@@ -223,6 +242,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return 2;
             }
             o->layout_given = 1, i++;
+        } else if (!strcmp(a, "--graph") && val) {
+            char *end = NULL;
+            nbh.spec = val, i++;
+            if (strncmp(val, "random:", 7) == 0)
+                nbh.density = strtod(val + 7, &end);
+            if (strcmp(val, "cart") != 0 && (end == NULL || *end != '\0' || nbh.density < 0 || nbh.density > 1)) {
+                if (rank == 0)
+                    fprintf(stderr, "hint-bench: bad --graph '%s' (want cart or random:D, 0 <= D <= 1)\n", val);
+                return 2;
+            }
+        } else if (!strcmp(a, "--seed") && val) {
+            nbh.seed = strtoul(val, NULL, 10), i++;
         } else if (!strcmp(a, "--flush-cache")) {
             o->flush = 1;
         } else if (!strcmp(a, "--vary-data")) {
@@ -343,6 +374,15 @@ static void fill_send(const struct opts *o, struct bufs *b, size_t n, long it)
             for (size_t i = 0; i < n; i++)
                 b->r[i] = gen(0, 0, i, it);
         break;
+    case B_NEIGHBOR_ALLTOALL:
+    case B_NEIGHBOR_ALLTOALLV:
+        for (int j = 0; j < nbh.nout; j++)
+            put_block(b->s, BK_CONTIG, n, j, rank, nbh.out[j], it);
+        break;
+    case B_NEIGHBOR_ALLGATHER:
+    case B_NEIGHBOR_ALLGATHERV:
+        put_block(b->s, BK_CONTIG, n, 0, rank, 0, it);
+        break;
     default:
         for (size_t i = 0; i < b->sbytes; i++)
             b->s[i] = gen(rank, 0, i, it);
@@ -391,6 +431,14 @@ static int verify(const struct opts *o, const struct bufs *b, size_t n, long it)
         for (int p = 0; p < P && !bad; p++)
             bad = !block_ok(b->r, o->rtype, n, p, p, rank, it);
         break;
+    case B_NEIGHBOR_ALLGATHER:
+    case B_NEIGHBOR_ALLGATHERV:
+    case B_NEIGHBOR_ALLTOALL:
+    case B_NEIGHBOR_ALLTOALLV: /* slot i holds what in[i] sent here (allgather: to everyone) */
+        for (int i = 0; i < nbh.nin && !bad; i++)
+            bad = !block_ok(b->r, BK_CONTIG, n, i, nbh.in[i],
+                            o->op == B_NEIGHBOR_ALLTOALL || o->op == B_NEIGHBOR_ALLTOALLV ? rank : 0, it);
+        break;
     case B_LATENCY:
     case B_BANDWIDTH:
         if (rank == 1 && o->op == B_LATENCY)
@@ -428,6 +476,61 @@ static void flush_and_touch(struct bufs *b)
     }
 }
 
+/* ---- the neighbourhood operations' topology ---- */
+
+/* splitmix64: the same stream on every rank from one seed */
+static uint64_t nbh_next(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The random graph's lists of this rank: sources and destinations in increasing rank order. */
+static int random_lists(int **in, int *nin, int **out, int *nout)
+{
+    *in = malloc(((size_t)P + 1) * sizeof(int));
+    *out = malloc(((size_t)P + 1) * sizeof(int));
+    if (*in == NULL || *out == NULL)
+        return -1;
+    uint64_t x = nbh.seed;
+    *nin = *nout = 0;
+    for (int s = 0; s < P; s++)
+        for (int d = 0; d < P; d++) {
+            int edge = s != d && (double)(nbh_next(&x) >> 11) / 9007199254740992.0 < nbh.density;
+            if (edge && s == rank)
+                (*out)[(*nout)++] = d;
+            if (edge && d == rank)
+                (*in)[(*nin)++] = s;
+        }
+    return 0;
+}
+
+/* Make --graph's topology in the library and read back its lists (a cart's from the library). */
+static int make_neighborhood(void)
+{
+    int st;
+    if (strcmp(nbh.spec, "cart") == 0) {
+        st = bk_topo_cart2d();
+    } else {
+        int *in, *out, nin, nout;
+        st = random_lists(&in, &nin, &out, &nout);
+        if (st == 0)
+            st = bk_topo_graph(nin, in, nout, out);
+        free(in);
+        free(out);
+    }
+    if (st == 0)
+        st = bk_topo_counts(&nbh.nin, &nbh.nout);
+    if (st == 0) {
+        nbh.in = malloc(((size_t)nbh.nin + 1) * sizeof(int));
+        nbh.out = malloc(((size_t)nbh.nout + 1) * sizeof(int));
+        st = nbh.in && nbh.out ? bk_topo_lists(nbh.in, nbh.out) : -1;
+    }
+    return st;
+}
+
 /* ---- one call of the operation ---- */
 
 static int call(const struct opts *o, struct bufs *b, size_t n)
@@ -449,6 +552,11 @@ static int call(const struct opts *o, struct bufs *b, size_t n)
     case B_SCATTERV: return bk_scatterv(b->s, b->counts, b->displs, b->r, n, 0);
     case B_ALLGATHERV: return bk_allgatherv(b->s, n, b->r, b->counts, b->displs);
     case B_ALLTOALLV: return bk_alltoallv(b->s, b->counts, b->displs, b->r, b->counts, b->displs);
+    case B_NEIGHBOR_ALLGATHER: return bk_neighbor_allgather(b->s, n, b->r);
+    case B_NEIGHBOR_ALLTOALL: return bk_neighbor_alltoall(b->s, n, b->r);
+    case B_NEIGHBOR_ALLGATHERV: return bk_neighbor_allgatherv(b->s, n, b->r, b->counts, b->displs);
+    case B_NEIGHBOR_ALLTOALLV:
+        return bk_neighbor_alltoallv(b->s, b->counts, b->displs, b->r, b->counts, b->displs);
     case B_LATENCY:
         if (rank == 0) {
             int st = bk_send(b->s, n, 1, 0);
@@ -506,16 +614,27 @@ static int alloc_bufs(const struct opts *o, size_t n, struct bufs *b)
     case B_LATENCY: case B_BANDWIDTH:
         b->sbytes = b->rbytes = n > 0 ? n : 1;
         break;
+    case B_NEIGHBOR_ALLGATHER: case B_NEIGHBOR_ALLGATHERV:
+        b->sbytes = n;
+        b->rbytes = n * (size_t)nbh.nin;
+        break;
+    case B_NEIGHBOR_ALLTOALL: case B_NEIGHBOR_ALLTOALLV:
+        b->sbytes = n * (size_t)nbh.nout;
+        b->rbytes = n * (size_t)nbh.nin;
+        break;
     default:
         break;
     }
+    /* a neighbourhood may be larger than the group (a cart's repeated neighbours) */
+    int nc = nbh.nin > P ? nbh.nin : P;
+    nc = nbh.nout > nc ? nbh.nout : nc;
     b->s = bk_alloc(b->sbytes + 64);
     b->r = bk_alloc(b->rbytes + 64);
-    b->counts = malloc(2 * sizeof(size_t) * (size_t)P);
+    b->counts = malloc(2 * sizeof(size_t) * (size_t)nc);
     if (!b->s || !b->r || !b->counts)
         return -1;
-    b->displs = b->counts + P;
-    for (int p = 0; p < P; p++) {
+    b->displs = b->counts + nc;
+    for (int p = 0; p < nc; p++) {
         b->counts[p] = n;
         b->displs[p] = (size_t)p * n;
     }
@@ -732,6 +851,12 @@ int main(int argc, char **argv)
     if (o.algorithm && bk_set_algorithm(op_names[o.op], o.algorithm) != 0) {
         if (rank == 0)
             fprintf(stderr, "hint-bench: %s has no %s algorithm '%s'\n", bk_library(), op_names[o.op], o.algorithm);
+        bk_finalize();
+        return 2;
+    }
+    if (is_neighbor(o.op) && make_neighborhood() != 0) {
+        if (rank == 0)
+            fprintf(stderr, "hint-bench: %s: cannot make the --graph %s topology\n", bk_library(), nbh.spec);
         bk_finalize();
         return 2;
     }

@@ -109,8 +109,15 @@ int bk_init(int *argc, char ***argv)
     return make_layout_types();
 }
 
+static MPI_Comm topo = MPI_COMM_NULL; /* the neighbourhood collectives' communicator */
+static int *nbr_ints;                 /* int counts and displacements of the neighbour v variants */
+
 void bk_finalize(void)
 {
+    if (topo != MPI_COMM_NULL)
+        MPI_Comm_free(&topo);
+    free(nbr_ints);
+    nbr_ints = NULL;
     free(icounts);
     icounts = NULL;
     MPI_Type_free(&layout_type[BK_STRIDED]);
@@ -285,4 +292,127 @@ int bk_reduce_time(double in, double *min, double *max, double *sum)
     if (st == MPI_SUCCESS)
         st = MPI_Allreduce(&in, sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     return ok(st);
+}
+
+/* ---- neighbourhood collectives: MPI_Cart_create / MPI_Dist_graph_create_adjacent ---- */
+
+/* Room for the v variants' int counts of the topology just made: 4 arrays of max(indegree, outdegree) + 1. */
+static int topo_ready(void)
+{
+    int nin, nout, st = bk_topo_counts(&nin, &nout);
+    size_t n = (size_t)(nin > nout ? nin : nout) + 1;
+    free(nbr_ints);
+    nbr_ints = st == 0 ? malloc(4 * n * sizeof(int)) : NULL;
+    return nbr_ints ? 0 : -1;
+}
+
+/* MPI_UNWEIGHTED through a volatile: Open MPI's is a small constant address, which GCC's
+   -Wstringop-overread takes for an array of no bytes. */
+static int *unweighted(void)
+{
+    int *volatile w = MPI_UNWEIGHTED;
+    return w;
+}
+
+static void topo_reset(void)
+{
+    if (topo != MPI_COMM_NULL)
+        MPI_Comm_free(&topo);
+}
+
+int bk_topo_cart2d(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 1};
+    topo_reset();
+    if (ok(MPI_Dims_create(world_size, 2, dims)) != 0 ||
+        ok(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &topo)) != 0)
+        return -1;
+    MPI_Comm_set_errhandler(topo, MPI_ERRORS_RETURN);
+    return topo_ready();
+}
+
+int bk_topo_graph(int nin, const int *in, int nout, const int *out)
+{
+    topo_reset();
+    if (ok(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, in, unweighted(), nout, out, unweighted(),
+                                          MPI_INFO_NULL, 0, &topo)) != 0)
+        return -1;
+    MPI_Comm_set_errhandler(topo, MPI_ERRORS_RETURN);
+    return topo_ready();
+}
+
+int bk_topo_counts(int *nin, int *nout)
+{
+    int kind, weighted;
+    if (ok(MPI_Topo_test(topo, &kind)) != 0)
+        return -1;
+    if (kind == MPI_CART) {
+        int nd;
+        if (ok(MPI_Cartdim_get(topo, &nd)) != 0)
+            return -1;
+        *nin = *nout = 2 * nd;
+        return 0;
+    }
+    return ok(MPI_Dist_graph_neighbors_count(topo, nin, nout, &weighted));
+}
+
+int bk_topo_lists(int *in, int *out)
+{
+    int kind, nin, nout;
+    if (ok(MPI_Topo_test(topo, &kind)) != 0 || bk_topo_counts(&nin, &nout) != 0)
+        return -1;
+    if (kind != MPI_CART)
+        return ok(MPI_Dist_graph_neighbors(topo, nin, in, unweighted(), nout, out, unweighted()));
+    for (int d = 0; d < nin / 2; d++) {
+        if (ok(MPI_Cart_shift(topo, d, 1, &in[2 * d], &in[2 * d + 1])) != 0)
+            return -1;
+        out[2 * d] = in[2 * d];
+        out[2 * d + 1] = in[2 * d + 1];
+    }
+    return 0;
+}
+
+/* n size_t counts and displacements as ints in pair `which` (0 or 1) of nbr_ints; -1 if one does not fit. */
+static int nbr_int_arrays(int n, const size_t *c, const size_t *d, int which, int **ic, int **id)
+{
+    int nin, nout;
+    if (bk_topo_counts(&nin, &nout) != 0)
+        return -1;
+    size_t stride = (size_t)(nin > nout ? nin : nout) + 1;
+    *ic = nbr_ints + (size_t)(2 * which) * stride;
+    *id = *ic + stride;
+    for (int k = 0; k < n; k++)
+        if (((*ic)[k] = icount(c[k], "a count")) < 0 || ((*id)[k] = icount(d[k], "a displacement")) < 0)
+            return -1;
+    return 0;
+}
+
+int bk_neighbor_allgather(const void *s, size_t bytes, void *r)
+{
+    int n = icount(bytes, "neighbor_allgather block");
+    return n < 0 ? -1 : ok(MPI_Neighbor_allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, topo));
+}
+
+int bk_neighbor_alltoall(const void *s, size_t bytes, void *r)
+{
+    int n = icount(bytes, "neighbor_alltoall block");
+    return n < 0 ? -1 : ok(MPI_Neighbor_alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, topo));
+}
+
+int bk_neighbor_allgatherv(const void *s, size_t sbytes, void *r, const size_t *rc, const size_t *rd)
+{
+    int nin, nout, *ic, *id, n = icount(sbytes, "neighbor_allgatherv bytes");
+    if (n < 0 || bk_topo_counts(&nin, &nout) != 0 || nbr_int_arrays(nin, rc, rd, 0, &ic, &id) != 0)
+        return -1;
+    return ok(MPI_Neighbor_allgatherv(s, n, MPI_BYTE, r, ic, id, MPI_BYTE, topo));
+}
+
+int bk_neighbor_alltoallv(const void *s, const size_t *sc, const size_t *sd, void *r, const size_t *rc,
+                          const size_t *rd)
+{
+    int nin, nout, *isc, *isd, *irc, *ird;
+    if (bk_topo_counts(&nin, &nout) != 0 || nbr_int_arrays(nout, sc, sd, 0, &isc, &isd) != 0 ||
+        nbr_int_arrays(nin, rc, rd, 1, &irc, &ird) != 0)
+        return -1;
+    return ok(MPI_Neighbor_alltoallv(s, isc, isd, MPI_BYTE, r, irc, ird, MPI_BYTE, topo));
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""tests/bench/check_neighbors.py HINTRUN HINT_BENCH — hint-bench's neighbourhood operations.
+
+TAP output. neighbor_allgather, neighbor_alltoall and their v variants on --graph cart (a 2-D
+periodic cart: at P = 1, 2 and 4 some neighbours repeat) and on random sparse graphs (density 0.5,
+and 0: every neighbourhood empty), P = 1..5, sizes 0, 1, 24 and 4096, with every hint algorithm
+that can run them (naive, morton, distance_halving for the allgathers), under hintrun with
+--check --vary-data: hint-bench exits 1 when --check finds a slot that does not hold its source's
+data, so a wrong result fails the case; the CSV's algorithm field must name the forced algorithm.
+Also: a bad --graph is refused, naming it.
+"""
+import subprocess
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tap import report  # noqa: E402
+
+hintrun, bench = sys.argv[1:3]
+SIZES = [0, 1, 24, 4096]
+results = []
+
+
+def check(ok, what, detail=""):
+    results.append((bool(ok), what, detail))
+
+
+def run(P, args):
+    return subprocess.run([hintrun, "-n", str(P), bench] + args, capture_output=True, text=True, timeout=60)
+
+
+def csv_lines(out):
+    return [l.split(",") for l in out.splitlines() if l and not l.startswith("#")]
+
+
+def checked_run(P, op, graph, alg):
+    r = run(P, [op, "--graph", graph, "--algorithm", alg, "--sizes", ",".join(map(str, SIZES)),
+                "--iters", "3", "--warmup", "1", "--check", "--vary-data", "--csv"])
+    rows = csv_lines(r.stdout)
+    sizes = [int(f[3]) for f in rows if len(f) == 9 and f[1] == op and f[2] == str(P)]
+    # nothing to move anywhere (an empty graph, size 0): the library may say "trivial"
+    named = all(f[8] in (alg, "trivial") for f in rows)
+    check(r.returncode == 0 and sizes == SIZES and named,
+          f"{op} --graph {graph} --algorithm {alg}, P={P}: checked at {SIZES}",
+          f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+
+for P in (1, 2, 3, 4, 5):
+    for op in ("neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv"):
+        algs = ["naive", "morton"] + (["distance_halving"] if "allgather" in op else [])
+        for graph in ("cart", "random:0.5", "random:0"):
+            for alg in algs:
+                checked_run(P, op, graph, alg)
+
+r = run(2, ["neighbor_alltoall", "--graph", "torus"])
+check(r.returncode != 0 and "bad --graph 'torus'" in r.stderr and not csv_lines(r.stdout),
+      "an unknown --graph is refused, naming it", r.stdout + r.stderr)
+
+report(results, tail=20)
