@@ -81,7 +81,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "(process_vm_readv), bounce (through the cells) or auto (heap when the send buffer is on the "
                 "heap, else cma, else bounce)"},
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
-     .meaning = "1: each rank prints at finalize how many messages took each path"},
+     .meaning = "1: each rank prints at finalize how many messages took each path, and on a line of its own "
+                "the data bytes they carried (shm sends)"},
     {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the first offered",
      .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
                 "it needs FI_EP_RDM endpoints with FI_TAGGED"},

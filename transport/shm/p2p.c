@@ -75,6 +75,7 @@ static struct {
     struct spilled *spills;   /* copies of unexpected eager cells, not delivered yet */
     size_t nspilled, spill_room; /* copies alive, match entries reserved for them */
     unsigned long sent[SHM_NPATHS + 1]; /* sends by path; [SHM_NPATHS] = eager (HINT_P2P_STATS) */
+    unsigned long long sent_bytes;      /* data bytes of those sends (HINT_P2P_STATS) */
 } S;
 
 /* A spilled cell: the receiver's copy of an unexpected eager message, on a list so finalize
@@ -128,6 +129,8 @@ void shm_p2p_fini(void)
         rt_transport_stats(others, sizeof others);
         RT_ERR("shm", "messages sent: eager %lu, heap %lu, cma %lu, bounce %lu%s", S.sent[SHM_NPATHS],
                S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE], others);
+        /* a line of its own: scripts sum the numbers of the line above as messages */
+        RT_ERR("shm", "bytes sent: %llu", S.sent_bytes);
     }
     while (S.spills) {
         struct spilled *sp = S.spills;
@@ -239,6 +242,7 @@ static bool push_first(struct hint_request_s *r)
         cell->rdv.addr = path == SHM_PATH_HEAP ? heap_offset(r->buf) : (uint64_t)(uintptr_t)r->buf;
     }
     S.sent[eager ? SHM_NPATHS : path]++;
+    S.sent_bytes += r->bytes;
     if (len)
         rq_pack(r, 0, cell_data(cell), len);
     if (eager) {
