@@ -22,7 +22,8 @@
  * result: counts per edge (some 0), send blocks in reverse order with gaps. The morton v cases
  * run with buffers from hint_malloc (hint_coll_last must say morton) and off the heap (an
  * anonymous mapping: naive, unless no rank moves a byte); with --nodes forcing morton on them
- * returns HINT_ERR_UNSUPPORTED too.
+ * returns HINT_ERR_UNSUPPORTED too. Counts that differ on the two ends of an edge: morton
+ * neighbor_alltoallv returns HINT_ERR_MISMATCH on every rank.
  *
  * Usage: neighbors_dh [--quick] [--nodes] [--help]. Rank 0 prints "ok neighbors_dh".
  */
@@ -512,6 +513,31 @@ static void check_cart(int ndims, const int periods[], int quick)
     RC_OK(hint_group_free(&c));
 }
 
+/* morton neighbor_alltoallv where rank 0 sends 2 ints into a slot of 1 (its out-slot 0 on a
+   periodic ring): every rank returns HINT_ERR_MISMATCH (refused across nodes), and the group
+   still works afterwards. */
+static void mismatched_alltoallv(void)
+{
+    snprintf(where, sizeof where, "errors: morton alltoallv with differing counts");
+    int periodic = 1;
+    hint_group ring;
+    RC_OK(hint_cart_create(HINT_WORLD, 1, &P, &periodic, 0, &ring));
+    int *s = halloc(4 * sizeof(int)), *r = halloc(4 * sizeof(int));
+    size_t sc[2] = {rc_rank == 0 ? 2 : 1, 1}, sd[2] = {0, 2}, rc[2] = {1, 1}, rd[2] = {0, 1};
+    for (int e = 0; e < 4; e++)
+        s[e] = val(rc_rank, (size_t)e);
+    RC_OK(hint_coll_set("neighbor_alltoallv", "morton"));
+    RC_EXPECT(hint_neighbor_alltoallv(s, sc, sd, HINT_INT, r, rc, rd, HINT_INT, ring),
+              spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_ERR_MISMATCH);
+    sc[0] = 1;
+    RC_EXPECT(hint_neighbor_alltoallv(s, sc, sd, HINT_INT, r, rc, rd, HINT_INT, ring),
+              spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_SUCCESS);
+    RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
+    hint_free(s);
+    hint_free(r);
+    RC_OK(hint_group_free(&ring));
+}
+
 static void errors(void)
 {
     snprintf(where, sizeof where, "errors");
@@ -541,6 +567,7 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_alltoallv", "morton"));
     RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), vmorton);
     RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
+    mismatched_alltoallv();
     free(buf);
     free(cnt);
     free(g.src);
