@@ -9,9 +9,11 @@
  * Needs the group on one node with a collective slot. A buffer off the heap (stack, static, mmap)
  * is published as its address, and the blocks that touch it are copied in the same order with
  * process_vm_readv/writev (CMA, single copy); a derived side goes as its pieces turned into
- * iovecs (dt_flat_iovec, up to IOV_MAX a call on each side). When the kernel refuses CMA (probed
- * once per group), or a derived type's piece list is not on the heap for the peers to read,
- * every rank sees it and the call runs pairwise exchange (ring for allgather) instead.
+ * iovecs (dt_flat_iovec, up to IOV_MAX a call on each side), or, when its pieces are small
+ * (the kernel's cost is per iovec), through a buffer the CPU packs or unpacks (cma_move). When
+ * the kernel refuses CMA (probed once per group), or a derived type's piece list is not on the
+ * heap for the peers to read, every rank sees it and the call runs pairwise exchange (ring for
+ * allgather) instead.
  * HINT_COLL_STATS counts the paths. Any P.
  * Cost: 2 barriers + P block copies per rank, no message at all; each block is copied once.
  */
@@ -412,14 +414,137 @@ static size_t iovec_cut(struct iovec *v, size_t n, size_t bytes)
     return k;
 }
 
+/* What the kernel charges per iovec (measured here, 1024 ranges of 8 bytes on a side): ~0.33 us
+   per remote range (each pins its pages) and ~28 ns per local one, where copying a byte in cache
+   costs ~0.1 ns. Layouts of small pieces therefore go through a buffer (cma_whole_block): the
+   local side packed or unpacked by the CPU, a dense remote one read as its span (holes
+   included); the block still crosses the processes once. */
+#define CMA_SMALL_LOCAL 512   /* average data bytes a piece under which a local side is bounced */
+#define CMA_SMALL_REMOTE 4096 /* ... and under which a dense remote side is read as its span */
+
+/* Data bytes of a piece on average (SIZE_MAX: contiguous). */
+static size_t avg_piece(const struct dt_flat *f)
+{
+    return f->niov ? (f->iov[f->niov - 1].pos + f->iov[f->niov - 1].len) / f->niov : SIZE_MAX;
+}
+
+/* A remote side whose pieces are small and at least a quarter of its extent is data. */
+static bool span_worth_reading(const struct dt_flat *f)
+{
+    if (avg_piece(f) >= CMA_SMALL_REMOTE)
+        return false;
+    size_t data = f->iov[f->niov - 1].pos + f->iov[f->niov - 1].len;
+    size_t ext = (size_t)(f->extent < 0 ? -f->extent : f->extent);
+    return 4 * data >= ext;
+}
+
+/* One system call: the packed bytes at p (up to len) to or from the remote side's data from off
+   on, p as one local iovec; returns the bytes moved, 0 with *err set on failure. */
+static size_t remote_ranges(pid_t pid, const struct cma_end *remote, size_t off, char *p, size_t len, bool write,
+                            int *err)
+{
+    struct iovec r[IOV_MAX], l;
+    size_t cov, nr = dt_flat_iovec(&remote->f, remote->base, off, len, r, IOV_MAX, &cov);
+    l = (struct iovec){p, cov};
+    ssize_t got;
+    do
+        got = write ? process_vm_writev(pid, &l, 1, r, nr, 0) : process_vm_readv(pid, &l, 1, r, nr, 0);
+    while (got < 0 && errno == EINTR);
+    if (got <= 0)
+        *err = got < 0 ? errno : EIO;
+    return got > 0 ? (size_t)got : 0; /* partial: stops at a range's end, the caller resumes */
+}
+
+/* The bytes [*lo, *hi) the whole elements of a remote send side's block touch (a send block
+   always holds whole elements of its sender's type). */
+static void block_span(const struct cma_end *e, size_t n, char **lo, char **hi)
+{
+    const struct dt_flat *f = &e->f;
+    size_t esz = f->iov[f->niov - 1].pos + f->iov[f->niov - 1].len, nel = (n + esz - 1) / esz;
+    ptrdiff_t dmin = PTRDIFF_MAX, dmax = PTRDIFF_MIN, last = (ptrdiff_t)(nel - 1) * f->extent;
+    for (size_t i = 0; i < f->niov; i++) {
+        dmin = f->iov[i].disp < dmin ? f->iov[i].disp : dmin;
+        dmax = f->iov[i].disp + (ptrdiff_t)f->iov[i].len > dmax ? f->iov[i].disp + (ptrdiff_t)f->iov[i].len : dmax;
+    }
+    *lo = e->base + dmin + (last < 0 ? last : 0);
+    *hi = e->base + dmax + (last > 0 ? last : 0);
+}
+
+/* A buffer of at least n bytes for the whole-block bounce, kept for the process (the calls
+   come from the rank's one thread); NULL past CMA_WHOLE or without memory. */
+#define CMA_WHOLE ((size_t)16 << 20)
+static char *whole_buffer(size_t n)
+{
+    static char *buf;
+    static size_t cap;
+    if (n > CMA_WHOLE)
+        return NULL;
+    if (n > cap) {
+        char *b = realloc(buf, n);
+        if (b == NULL)
+            return NULL;
+        buf = b, cap = n;
+    }
+    return buf;
+}
+
+/* Small pieces, the whole block at once (fits CMA_WHOLE): what crosses the processes lands in,
+   or leaves from, one buffer, and the CPU moves the pieces between it and the local layout with
+   dt_copy_flat's tight loops (its piece-by-piece merge through iovecs cost ~10 ns a piece).
+   Reads take a dense remote side as its span; -1 when the block does not fit, else 0 or the
+   errno. */
+static int cma_whole_block(pid_t pid, const struct cma_end *local, const struct cma_end *remote, size_t n, bool write,
+                           bool span)
+{
+    char *lo = NULL, *hi = NULL;
+    if (span)
+        block_span(remote, n, &lo, &hi);
+    if (span && (size_t)(hi - lo) > 4 * n + 4096)
+        span = false; /* pieces far apart in a small extent (resized): the span is mostly holes */
+    size_t need = span ? (size_t)(hi - lo) : n;
+    char *buf = whole_buffer(need);
+    if (buf == NULL)
+        return -1;
+    struct dt_flat packed = {0};
+    int err = 0;
+    if (write)
+        dt_copy_flat(local->base, &local->f, buf, &packed, n);
+    if (span) {
+        struct iovec l = {buf, need}, r = {lo, need};
+        ssize_t got;
+        do
+            got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        while (got < 0 && errno == EINTR);
+        if (got != (ssize_t)need)
+            return got < 0 ? errno : EFAULT;
+        dt_copy_flat(buf + (remote->base - lo), &remote->f, local->base, &local->f, n);
+        return 0;
+    }
+    for (size_t done = 0, got; done < n; done += got)
+        if ((got = remote_ranges(pid, remote, done, buf + done, n - done, write, &err)) == 0)
+            return err ? err : EIO;
+    if (!write)
+        dt_copy_flat(buf, &packed, local->base, &local->f, n);
+    return 0;
+}
+
 /* n data bytes between this process (local) and process pid (remote), with process_vm_readv
-   (into local) or process_vm_writev (from local): each side's pieces from the same data offset
-   on as up to IOV_MAX iovecs (the kernel pairs the two lists byte for byte, whatever their
-   counts), both cut to the bytes the shorter covers; 0 or the errno. */
+   (into local) or process_vm_writev (from local). Pieces large enough: each side's from the same
+   data offset on as up to IOV_MAX iovecs (the kernel pairs the two lists byte for byte, whatever
+   their counts), both cut to the bytes the shorter covers: a single copy. Small pieces: through
+   a buffer (cma_whole_block). Writes go only to contiguous remote sides (owner_copies): a
+   derived one's receiver reads instead, where its small pieces can be read as a span. 0 or the
+   errno. */
 static int cma_move(pid_t pid, const struct cma_end *local, const struct cma_end *remote, size_t n, bool write)
 {
     struct iovec l[IOV_MAX], r[IOV_MAX];
     size_t done = 0;
+    bool span = !write && remote->f.niov && span_worth_reading(&remote->f);
+    if (span || avg_piece(&local->f) < CMA_SMALL_LOCAL) {
+        int st = cma_whole_block(pid, local, remote, n, write, span);
+        if (st >= 0)
+            return st; /* else a block past CMA_WHOLE: iovecs as they are */
+    }
     while (done < n) {
         size_t lb, rb;
         size_t nl = dt_flat_iovec(&local->f, local->base, done, n - done, l, IOV_MAX, &lb);
@@ -494,14 +619,28 @@ static int cma_agree(struct coll_args *a, struct order_cache *c, int slot)
     return HINT_SUCCESS;
 }
 
+/* Does rank `who` (the owner of block s -> d in the order) copy it? When the receive side is
+   here (the heap or its own memory), or the send side is and the receive side may be written
+   through CMA: a contiguous one (a derived one's holes forbid coalescing its pieces, and a
+   write per small piece costs a page pinning each: its receiver reads the block instead, in
+   order_copy's second pass). Owner and receiver compute the same. */
+static bool owner_copies(const struct coll_shm_member *ms, const struct coll_shm_member *md, int s, int d, int who)
+{
+    bool src_here = !side_is_addr(ms->soff) || s == who, dst_here = !side_is_addr(md->roff) || d == who;
+    return dst_here || (src_here && md->rl.niov == 0);
+}
+
 /* Copy block s -> d by whichever means this rank has: both sides here (the heap, or this
    process's own memory): the hybrid copy; one side here: CMA to or from the other's process;
-   neither: false (the receiver reads it, order_copy). *err gets a failed CMA's errno. */
+   neither (or a derived receive side elsewhere): false (the receiver reads it, order_copy).
+   *err gets a failed CMA's errno. */
 static bool copy_any(const struct coll_args *a, int slot, int s, int d, const struct blk *k, size_t T, size_t R,
                      bool *hybrid_ran, int *err)
 {
     const struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
     bool src_here = !side_is_addr(ms->soff) || s == a->rank, dst_here = !side_is_addr(md->roff) || d == a->rank;
+    if (!owner_copies(ms, md, s, d, a->rank))
+        return false;
     struct cma_end src = {side_base(ms->soff, &ms->sl) + k->soff, side_flat(&ms->sl)};
     struct cma_end dst = {side_base(md->roff, &md->rl) + k->roff, side_flat(&md->rl)};
     int e = 0;
@@ -520,9 +659,10 @@ static bool copy_any(const struct coll_args *a, int slot, int s, int d, const st
 
 /* Alg. 3 for any of the four shapes: publish, barrier, copy this rank's tuples, fence, barrier.
    kind < 0: the NUMA-aware Morton schedule. Sides off the heap: the same tuples, each copied
-   through CMA by the rank whose list holds it when one of the block's sides is in its process;
-   a block whose sides are both elsewhere is read by its receiver, which goes through its own
-   incoming blocks in the order's sequence after its list. */
+   through CMA by the rank whose list holds it when one of the block's sides is in its process
+   (owner_copies); a block whose sides are both elsewhere, or whose derived receive side is, is
+   read by its receiver, which goes through its own incoming blocks in the order's sequence
+   after its list. */
 static int order_copy(struct coll_args *a, int kind, enum shape sh)
 {
     const struct order_tuple *tl = kind >= 0 ? coll_order_tuples(a->g, kind) : NULL;
@@ -574,7 +714,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     for (int i = 0; in && side_is_addr(me->roff) && i < P; i++) {
         int s = (int)in[i].src, owner = (int)in[i].owner;
         struct blk k = block_of(a, sh, slot, s, a->rank);
-        if (owner == a->rank || owner == s || !side_is_addr(coll_shm_member(slot, s)->soff) || k.bad || !k.n)
+        if (owner == a->rank || owner_copies(coll_shm_member(slot, s), me, s, a->rank, owner) || k.bad || !k.n)
             continue; /* its owner copied it (or found it bad) */
         copy_any(a, slot, s, a->rank, &k, T, R, &hybrid_ran, &err);
     }

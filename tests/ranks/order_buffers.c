@@ -9,7 +9,9 @@
  * Then the same with derived datatypes on either side (vector, indexed, struct, resized with
  * negative displacements, and plain bytes, mixed between the ranks of a call) at 0, 1, 7 and
  * 1365 elements of 3 bytes per block (the last more pieces than IOV_MAX), every kind pair:
- * off the heap their pieces go as iovecs through CMA. Each receive area is compared whole (the
+ * off the heap their pieces go through CMA (small ones through a bounce buffer); then again with
+ * large pieces (768 bytes on average: iovecs straight to the kernel) and a sparse layout of
+ * 6-byte pieces (one remote iovec each), 0 to 3 elements of 1536 bytes a block. Each receive area is compared whole (the
  * holes keep their sentinel) with a reference built by hint_unpack; each rank prints how many
  * calls must have gone through CMA with derived types ("rank r: expect derived cma N"), which
  * the driver compares with the HINT_COLL_STATS lines.
@@ -168,8 +170,10 @@ static void refuse_cma(void)
 #define DSENT 0xA5
 #define EMAX 1365                          /* elements per alltoall block: 4095 one-byte pieces */
 #define VMAX 683                           /* elements per unit of a v block (up to 2 units) */
-#define DSIDE (MAXP * (2 * VMAX + 1) * 8 + 64) /* extent 8 at most; room for lb < 0 in front */
-#define DLEAD 16                           /* buffer address = area + DLEAD */
+#define BIG 1536                           /* data bytes of an element of the large layouts */
+#define SPARSE_EXT 7656                    /* extent of the sparse one */
+#define DSIDE (MAXP * 3 * SPARSE_EXT + 2048) /* 3 elements a rank at most; room for lb < 0 in front */
+#define DLEAD 1024                         /* buffer address = area + DLEAD */
 
 struct lay {
     const char *name;
@@ -177,7 +181,8 @@ struct lay {
     size_t size;
     ptrdiff_t extent;
 };
-static struct lay LY[NLAY];
+static struct lay SMALL[NLAY], LARGE[NLAY], *LY = SMALL;
+static size_t unit = 3; /* data bytes of an element of the derived layouts in use */
 static unsigned long want_derived_cma;
 static _Alignas(64) unsigned char dstatic_s[DSIDE], dstatic_r[DSIDE];
 
@@ -190,6 +195,26 @@ static void lay_make(struct lay *l, const char *name, hint_type t)
     RC_OK(hint_type_extent(t, &lb, &l->extent));
     l->name = name;
     l->t = t;
+}
+
+/* Large pieces (the iovecs go to the kernel as they are) and a sparse layout of small ones (its
+   pieces go one by one): every type holds 1536 bytes of data. */
+static void make_large(void)
+{
+    hint_type t, h;
+    struct lay *L = LARGE;
+    lay_make(&L[0], "bytes", HINT_BYTE);
+    RC_OK(hint_type_vector(2, 768, 1000, HINT_BYTE, &t));
+    lay_make(&L[1], "large vector", t);
+    RC_OK(hint_type_indexed(2, (size_t[]){1024, 512}, (ptrdiff_t[]){0, 2048}, HINT_BYTE, &t));
+    lay_make(&L[2], "large indexed", t);
+    RC_OK(hint_type_hvector(256, 6, 30, HINT_BYTE, &t)); /* a fifth of its extent is data */
+    lay_make(&L[3], "sparse", t);
+    RC_OK(hint_type_hvector(2, 768, -1000, HINT_BYTE, &h));
+    RC_OK(hint_type_resized(h, -1000, 2000, &t));
+    RC_OK(hint_type_free(&h));
+    lay_make(&L[4], "large resized", t);
+    RC_CHECK(L[3].extent == SPARSE_EXT);
 }
 
 /* Every derived type holds 3 bytes of data: any two of them (and bytes) match. */
@@ -211,8 +236,10 @@ static void make_lays(void)
 
 static void free_lays(void)
 {
-    for (int i = 1; i < NLAY; i++)
-        RC_OK(hint_type_free(&LY[i].t));
+    for (int i = 1; i < NLAY; i++) {
+        RC_OK(hint_type_free(&SMALL[i].t));
+        RC_OK(hint_type_free(&LARGE[i].t));
+    }
 }
 
 /* Byte j of the data rank `from` sends rank `to` (-1: allgather) in call `salt`. */
@@ -224,7 +251,8 @@ static unsigned char dval(int from, int to, size_t j, int salt)
 /* `bytes` of data from (from, to) into layout l at element `elem` of the buffer at `at`. */
 static void put_data(const struct lay *l, unsigned char *at, size_t elem, int from, int to, size_t bytes, int salt)
 {
-    unsigned char stream[6 * VMAX + 1]; /* the largest v block */
+    unsigned char stream[6 * BIG + 1]; /* the largest v block */
+    RC_CHECK(bytes <= sizeof stream);
     for (size_t j = 0; j < bytes; j++)
         stream[j] = dval(from, to, j, salt);
     size_t pos = 0;
@@ -232,8 +260,8 @@ static void put_data(const struct lay *l, unsigned char *at, size_t elem, int fr
 }
 
 /* Elements of l in v block (s, d): 0, 1 or 2 units of e elements of 3 bytes (bytes: 3 each). */
-static size_t v_elems(const struct lay *l, int s, int d, size_t e) { return e * (size_t)((s + 2 * d + 1) % 3) * 3 / l->size; }
-static size_t gv_elems(const struct lay *l, int p, size_t e) { return e * (size_t)((p + 1) % 3) * 3 / l->size; }
+static size_t v_elems(const struct lay *l, int s, int d, size_t e) { return e * (size_t)((s + 2 * d + 1) % 3) * unit / l->size; }
+static size_t gv_elems(const struct lay *l, int p, size_t e) { return e * (size_t)((p + 1) % 3) * unit / l->size; }
 
 /* Element displacements: the blocks in reverse rank order, one element of gap after each. */
 static void reverse_displs(const size_t *counts, size_t *displs)
@@ -302,7 +330,7 @@ static void derived_call(const char *op, const char *alg, enum kind ks, enum kin
     size_t sc[MAXP], sd[MAXP], rc[MAXP], rd[MAXP], sbytes = 0, rbytes = 0, bytes_any = 0;
     if (!strcmp(op, "alltoall") || !strcmp(op, "allgather")) {
         bool a2a = op[3] == 't';
-        size_t B = 3 * e;
+        size_t B = unit * e;
         for (int d = 0; d < (a2a ? P : 1); d++)
             put_data(sl, sa, (size_t)d * (B / sl->size), me, a2a ? d : -1, B, salt);
         for (int p = 0; p < P; p++)
@@ -351,9 +379,8 @@ static void derived_call(const char *op, const char *alg, enum kind ks, enum kin
 
 /* Every op and order x every kind pair (mixed between ranks, and the same on all), the layouts
    and the sizes turning with the call. */
-static int derived_calls(const char *const *ops, const char *const *algs)
+static int derived_calls(const char *const *ops, const char *const *algs, const size_t elems[4], const size_t velems[4])
 {
-    static const size_t elems[] = {0, 1, 7, EMAX};
     int calls = 0;
     for (int o = 0; o < 4; o++)
         for (int a = 0; a < 5; a++) {
@@ -363,9 +390,7 @@ static int derived_calls(const char *const *ops, const char *const *algs)
                 for (int same = 0; same < 2; same++) {
                     int kk = same ? k : (k + rc_rank) % (NKINDS * NKINDS);
                     const struct lay *sl = &LY[(k + rc_rank + o) % NLAY], *rl = &LY[(k + 2 * rc_rank + a + 1) % NLAY];
-                    size_t e = elems[(k + a + same) % 4];
-                    if (o % 2 == 1 && e == EMAX)
-                        e = VMAX;
+                    size_t e = (o % 2 ? velems : elems)[(k + a + same) % 4];
                     RC_OK(hint_coll_set(ops[o], algs[a]));
                     derived_call(ops[o], algs[a], (enum kind)(kk / NKINDS), (enum kind)(kk % NKINDS), sl, rl, e,
                                  k + 7 * a + same);
@@ -405,7 +430,10 @@ int main(int argc, char **argv)
             }
         }
     make_lays();
-    int dcalls = derived_calls(ops, a2a);
+    make_large();
+    int dcalls = derived_calls(ops, a2a, (const size_t[]){0, 1, 7, EMAX}, (const size_t[]){0, 1, 7, VMAX});
+    LY = LARGE, unit = BIG;
+    dcalls += derived_calls(ops, a2a, (const size_t[]){0, 1, 2, 1}, (const size_t[]){0, 1, 1, 1});
     free_lays();
     /* the pieces of types made after hint_init are on the heap (malloc's override): then the
        derived calls with a side off the heap must have gone through CMA */
