@@ -145,5 +145,6 @@ int alltoallv_hier_hint(struct coll_args *a);
 int alltoall_hier_hint_overlap(struct coll_args *a);
 int alltoallv_hier_hint_overlap(struct coll_args *a);
 int alltoall_hier_morton(struct coll_args *a);
+int alltoallv_hier_morton(struct coll_args *a);
 
 #endif

@@ -154,7 +154,7 @@ static const struct coll_alg alltoall_algs[] = {
     [ALLTOALL_HIER_HINT_OVERLAP] = ALG("hier_hint_overlap", DESC_HIER_HINT_OVERLAP, NULL, alltoall_hier_hint_overlap),
 };
 enum { ALLTOALLV_LINEAR, ALLTOALLV_PAIRWISE, ALLTOALLV_ROW, ALLTOALLV_COLUMN, ALLTOALLV_HILBERT, ALLTOALLV_MORTON,
-       ALLTOALLV_MORTON_NUMA, ALLTOALLV_HIER_HINT, ALLTOALLV_HIER_HINT_OVERLAP };
+       ALLTOALLV_MORTON_NUMA, ALLTOALLV_HIER_HINT, ALLTOALLV_HIER_HINT_OVERLAP, ALLTOALLV_HIER_MORTON };
 static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_LINEAR] = ALG("linear", "every send and receive posted at once", NULL, alltoallv_linear),
     [ALLTOALLV_PAIRWISE] = ALG("pairwise", "step s exchanges with rank + s and rank - s", NULL, alltoallv_pairwise),
@@ -165,6 +165,7 @@ static const struct coll_alg alltoallv_algs[] = {
     [ALLTOALLV_MORTON_NUMA] = NODE_TYPED("morton_numa", DESC_MORTON_NUMA, coll_shm_ok, alltoallv_morton_numa),
     [ALLTOALLV_HIER_HINT] = ALG("hier_hint", DESC_HIER_HINT, NULL, alltoallv_hier_hint),
     [ALLTOALLV_HIER_HINT_OVERLAP] = ALG("hier_hint_overlap", DESC_HIER_HINT_OVERLAP, NULL, alltoallv_hier_hint_overlap),
+    [ALLTOALLV_HIER_MORTON] = ALG("hier_morton", DESC_HIER_MORTON, NULL, alltoallv_hier_morton),
 };
 enum { RSB_REDUCE_SCATTER, RSB_RING, RSB_STAGED, RSB_HEAP };
 static const struct coll_alg rsb_algs[] = {

@@ -1,10 +1,10 @@
 /*
  * tests/ranks/test_coll_hier.c — the hierarchical algorithms (`hier` of barrier, bcast, reduce,
- * allreduce, allgather, allgatherv; `hier_hint` and `hier_hint_overlap` of alltoall and
- * alltoallv, `hier_morton` of alltoall; collectives/hier.h) against tests/ranks/coll_check's
- * references, with HINT_TEST_ALGS=hier so that only they run: on the
- * world, a split in reversed odd/even order (the nodes' members not consecutive), a split of
- * every third rank (spanning the nodes unevenly) and each node's own group, in place and not.
+ * allreduce, allgather, allgatherv; `hier_hint`, `hier_hint_overlap` and `hier_morton` of
+ * alltoall and alltoallv; collectives/hier.h) against tests/ranks/coll_check's references, with
+ * HINT_TEST_ALGS=hier so that only they run: on the world, a split in reversed odd/even order
+ * (the nodes' members not consecutive), a split of every third rank (spanning the nodes
+ * unevenly) and each node's own group, in place and not.
  * The CI cases are few (coll_check's full runs in ranks-coll-nodes already force every
  * algorithm, these among them, at 5/2, 8/3, 3/2 and 4/4): one node, one rank per node, buffers
  * off the shared heap. HINT_TEST_HIER_ALL=1 (suite nodes-rerun) runs the whole matrix: nodes
