@@ -83,7 +83,7 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: each rank prints at finalize how many messages took each path, and on a line of its own "
                 "the data bytes they carried (shm sends)"},
-    {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the first offered",
+    {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the preferred one offered",
      .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
                 "it needs FI_EP_RDM endpoints with FI_TAGGED"},
     {.name = "HINT_OFI_EAGER_MAX", .kind = RT_ENV_SIZE, .dflt = "8K", .min = 0, .max = MIB,
@@ -94,6 +94,10 @@ const struct rt_env_var rt_env_vars[] = {
                 "eager (synchronous ones too) are read by the receiver straight from the sender's registered "
                 "buffer (RTS, fi_read, FIN); smaller ones, and all without FI_RMA, go by the provider's tagged "
                 "rendezvous (RTS, CTS, fi_tsend); 1T: never read"},
+    {.name = "HINT_OFI_INJECT", .kind = RT_ENV_BOOL, .dflt = "1",
+     .meaning = "1: control messages between nodes (eager ones with their payload, RTS, CTS, FIN) that fit the "
+                "provider's inject size go by fi_tinject, done at once with no send completion to read; 0: always "
+                "fi_tsend"},
     {.name = "HINT_OFI_RX_BUFFERS", .kind = RT_ENV_INT, .dflt = "128", .min = 8, .max = 65536,
      .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps posted for messages from other "
                 "nodes"},

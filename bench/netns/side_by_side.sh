@@ -18,20 +18,22 @@ options:
   --what LIST       comma list of: fi (fi_pingpong), hint, mpich (p2p latency), hintbw, mpichbw
                     (windowed bandwidth), coll (alltoall and allreduce, hint and MPICH)
                     (default fi,hint,mpich)
-  --provider P      libfabric provider for fi_pingpong and hint (default tcp, i.e. tcp;ofi_rxm)
+  --provider P      libfabric provider for fi_pingpong and hint (default net: libfabric 1.17's
+                    native tcp RDM, what hint picks when no provider is named; tcp gives
+                    tcp;ofi_rxm)
   --fi-mode M       fi_pingpong transmit mode: msg or tagged (default tagged)
   --hint-env 'V=X ...'  extra environment for the hint ranks (e.g. HINT_OFI_RMA_MIN=1T)
   --variant NAME 'V=X ...'  adds NAME to the --what entries: hint's p2p latency with that extra
-                    environment (FI_PROVIDER=net there picks libfabric's native tcp RDM);
+                    environment (FI_PROVIDER=tcp there picks tcp;ofi_rxm);
                     repeatable, run interleaved with the rest
-  --fi-variant NAME PROV    adds NAME: fi_pingpong on provider PROV (e.g. finet net)
+  --fi-variant NAME PROV    adds NAME: fi_pingpong on provider PROV (e.g. fitcp tcp)
   --ucx-tls T       UCX_TLS for MPICH (default tcp,self)
   --out DIR         keep every run's raw output in DIR (default: a temporary folder, removed)
   --help            this text
 USAGE
 }
 declare -A variant fivariant
-rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=tcp fimode=tagged hintenv= ucxtls=tcp,self out=
+rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out=
 while [ $# -gt 0 ]; do
   case $1 in
     --help|-h) usage; exit 0 ;;

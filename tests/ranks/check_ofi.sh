@@ -2,7 +2,8 @@
 # Point to point across virtual nodes through the libfabric transport (tests/ranks/ofi_p2p.c's
 # cases at uneven splits, P=16 on 4 nodes for the oversubscribed wait; large messages by tagged
 # rendezvous and by RMA reads, each forced with HINT_OFI_RMA_MIN), the HINT_P2P_STATS count
-# of messages sent over it, the bound on unexpected messages, and a provider that does not exist
+# of messages sent over it, the bound on unexpected messages, fi_tsend only (HINT_OFI_INJECT=0),
+# the provider hint picks when none is named, and a provider that does not exist
 # refused at start with its name.
 # The provider is the environment's, else tcp over loopback (what CI has). TAP.
 set -u
@@ -20,7 +21,7 @@ run() { # K P CASE [what the environment forces]
   then ok "$3 at P=$2 on $1 nodes${4:+ ($4)}"
   else notok "$3 at P=$2 on $1 nodes${4:+ ($4)} (exit $rc)" "$out"; fi
 }
-echo "1..41"
+echo "1..44"
 for c in mixed anysource truncate big derived outstanding sync; do
   for kp in "2 2" "2 5" "3 8"; do
     set -- $kp
@@ -45,6 +46,18 @@ HINT_OFI_RMA_MIN=0 run 3 8 mixed "HINT_OFI_RMA_MIN=0"
 HINT_OFI_RMA_MIN=0 run 2 5 outstanding "HINT_OFI_RMA_MIN=0"
 HINT_OFI_RMA_MIN=1T run 3 8 mixed "HINT_OFI_RMA_MIN=1T"
 HINT_OFI_RMA_MIN=1T run 2 5 outstanding "HINT_OFI_RMA_MIN=1T"
+# Control messages always by fi_tsend (the default injects those within the provider's inject size)
+HINT_OFI_INJECT=0 run 3 8 mixed "HINT_OFI_INJECT=0"
+# No provider named: hint picks the preferred one fi_getinfo offers (net before tcp;ofi_rxm on
+# libfabric 1.17, never shm); at P=16 on 4 nodes its ranks also sleep on it, oversubscribed
+for kp in "2 5" "4 16"; do
+  set -- $kp
+  out=$(env -u FI_PROVIDER FI_NET_IFACE=lo timeout 300 "$hintrun" --nodes "$1" -n "$2" "$prog" mixed 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && printf '%s
+' "$out" | grep -q "^ok mixed"; then ok "mixed at P=$2 on $1 nodes, no provider named"
+  else notok "mixed at P=$2 on $1 nodes, no provider named (exit $rc)" "$out"; fi
+done
 # ranks 0-1 on node 0, 2-3 on node 1: every rank sends 12 messages to each of the two on the other
 # node, and the barrier's messages (message-based across nodes) come on top
 out=$(HINT_P2P_STATS=1 timeout 300 "$hintrun" --nodes 2 -n 4 "$prog" mixed 2>&1)

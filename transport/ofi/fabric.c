@@ -1,6 +1,7 @@
 /*
  * transport/ofi/fabric.c — the libfabric transport's set-up and its ops table: the provider
- * (HINT_OFI_PROVIDER, else libfabric's own FI_PROVIDER filter, else the first fi_getinfo offers),
+ * (HINT_OFI_PROVIDER, else libfabric's own FI_PROVIDER filter, else the preferred one fi_getinfo
+ * offers: provider_rank),
  * one FI_EP_RDM endpoint with tagged messages, an FI_AV_TABLE filled with the addresses of the
  * ranks on other nodes (exchanged through the bootstrap store as "ofi.<rank>"), one completion
  * queue read by the progress hook, and the wait object that lets a waiting rank sleep.
@@ -35,7 +36,10 @@ static struct {
     int epfd, evfd;    /* the watcher's epoll set and the eventfd that stops it */
     pthread_t thread;
     bool running;
-} W = {-1, -1, 0, false};
+    unsigned long rings;             /* doorbells the watcher rang (it alone writes it) */
+    unsigned long rings_seen, done_seen; /* at the last arming: rings, ofi_completions() */
+    int idle_rings;                  /* rings in a row after which the CQ held nothing */
+} W = {-1, -1, 0, false, 0, 0, 0, 0};
 
 void ofi_fatal(const char *what, int rc)
 {
@@ -131,20 +135,77 @@ static bool provider_exists(const char *prov)
     return rc == 0;
 }
 
+/* How much a provider is preferred when none is named (lower first; -1: never). The hardware
+   ones first, in libfabric's order; then the tcp stack's native RDM endpoint (`net` in libfabric
+   1.17, plain `tcp` from 1.18): a ping-pong message costs it 3 system calls (epoll_wait,
+   recvfrom, sendto, as UCX's tcp transport) where tcp;ofi_rxm takes 6-7 (its tcp CQ's signal fd
+   is written and read around each completion, and polled once more); then the tcp stack under a
+   utility layer (tcp;ofi_rxm), then the rest (sockets, udp;ofi_rxd). shm reaches no other
+   node. See docs/BENCHMARKS.md, "Across two hosts". */
+static int provider_rank(const char *name)
+{
+    static const char *const software[] = {"net", "tcp", "sockets", "udp", "shm"};
+    if (strcmp(name, "shm") == 0)
+        return -1;
+    if (strcmp(name, "net") == 0 || strcmp(name, "tcp") == 0)
+        return 1;
+    if (strcmp(name, "tcp;ofi_rxm") == 0)
+        return 2;
+    size_t core = strcspn(name, ";"); /* "udp;ofi_rxd": the core provider under the utility one */
+    for (size_t i = 0; i < sizeof software / sizeof software[0]; i++)
+        if (strlen(software[i]) == core && strncmp(name, software[i], core) == 0)
+            return 3;
+    return 0;
+}
+
+/* The preferred entry of list (rank below *best, which it lowers), detached and returned; NULL
+   when none beats *best. The list is freed. */
+static struct fi_info *take_preferred(struct fi_info *list, int *best)
+{
+    struct fi_info *pick = NULL;
+    for (struct fi_info *i = list; i; i = i->next) {
+        int r = provider_rank(i->fabric_attr->prov_name);
+        if (r >= 0 && r < *best) {
+            *best = r;
+            pick = i;
+        }
+    }
+    pick = pick ? fi_dupinfo(pick) : NULL;
+    fi_freeinfo(list);
+    return pick;
+}
+
 /* The provider's info; NULL with *why saying what is missing. RMA reads with send-after-send
    order are asked first (large messages then go by fi_read, p2p.c), then tagged messages alone
    with and without the order; a provider without it still works (p2p.c reorders by sequence
-   number). */
+   number). Named (HINT_OFI_PROVIDER, or FI_PROVIDER's filter): the first entry offered. Not
+   named: the best by provider_rank, then by that order of hints. */
 static struct fi_info *choose_provider(const char **why)
 {
     static char msg[512];
     const char *prov = wanted_provider();
     struct fi_info *info = NULL;
-    if (getinfo(make_hints(prov, true, true), &info) == 0 || getinfo(make_hints(prov, true, false), &info) == 0 ||
-        getinfo(make_hints(prov, false, false), &info) == 0)
+    const char *fi_prov = getenv("FI_PROVIDER");
+    if (prov == NULL && (fi_prov == NULL || *fi_prov == '\0')) {
+        int best = 1 << 30;
+        struct fi_info *pick = NULL, *list;
+        for (int level = 0; level < 3; level++) {
+            if (getinfo(make_hints(NULL, level < 2, level == 0), &list) != 0)
+                continue;
+            struct fi_info *better = take_preferred(list, &best);
+            if (better) {
+                fi_freeinfo(pick);
+                pick = better;
+            }
+        }
+        if (pick)
+            return pick;
+    } else if (getinfo(make_hints(prov, true, true), &info) == 0 || getinfo(make_hints(prov, true, false), &info) == 0 ||
+               getinfo(make_hints(prov, false, false), &info) == 0) {
         return info;
-    const char *name = prov ? prov : getenv("FI_PROVIDER");
-    if (name == NULL)
+    }
+    const char *name = prov ? prov : fi_prov;
+    if (name == NULL || *name == '\0')
         snprintf(msg, sizeof msg, "no libfabric provider offers FI_EP_RDM endpoints with FI_TAGGED messages "
                  "here; install one (libfabric's tcp provider gives tcp;ofi_rxm) or run on one node");
     else if (!provider_exists(name))
@@ -282,6 +343,7 @@ static void *watch(void *arg)
         for (int i = 0; i < n; i++) {
             if (ev[i].data.fd == W.evfd)
                 return NULL;
+            __atomic_add_fetch(&W.rings, 1, __ATOMIC_RELAXED);
             rt_wake(rt.boot.rank); /* rings this rank's own bell: it reads the CQ when it wakes */
         }
     }
@@ -392,13 +454,31 @@ static void ofi_fini(void)
 
 static bool ofi_reaches(int world) { return ofi.ep != NULL && !rt_same_node(world, rt.boot.rank); }
 
+/* Whether the CQ's wait fd woke this rank twice in a row with nothing in the CQ: libfabric 1.17's
+   `net` provider answers fi_trywait with success without resetting the CQ's signal, so after its
+   first completion the fd stays readable and an armed watcher would ring at once, every time (the
+   rank and the watcher then take turns on the cores instead of sleeping). Such a rank sleeps
+   bounded, as without a wait fd, until a completion comes; then the fd is tried again. */
+static bool wait_fd_stuck(void)
+{
+    unsigned long rings = __atomic_load_n(&W.rings, __ATOMIC_RELAXED), done = ofi_completions();
+    if (done != W.done_seen)
+        W.idle_rings = 0;
+    else if (rings != W.rings_seen && W.idle_rings < 2)
+        W.idle_rings++;
+    W.rings_seen = rings;
+    W.done_seen = done;
+    return W.idle_rings >= 2;
+}
+
 /* -1: completions are waiting (read them); 0: the watcher rings the bell at the next one;
-   a bound when nothing can ring it (no wait fd, or sends waiting for the provider's queues). */
+   a bound when nothing can ring it (no wait fd, one that stays readable, or sends waiting for
+   the provider's queues). */
 static long ofi_sleep_arm(void)
 {
     if (ofi.ep == NULL)
         return 0;
-    if (ofi.wait_fd < 0 || ofi_p2p_busy())
+    if (ofi.wait_fd < 0 || ofi_p2p_busy() || wait_fd_stuck())
         return OFI_POLL_SLEEP_NS;
     struct fid *f = &ofi.cq->fid;
     int rc = fi_trywait(ofi.fabric, &f, 1);

@@ -4,7 +4,9 @@
  * Control messages (struct ofi_hdr first) all carry tag OFI_TAG_CTRL and land in a pool of
  * pre-posted receive buffers (HINT_OFI_RX_BUFFERS of them):
  *   EAGER  header + payload (up to the smaller of the two ranks' HINT_OFI_EAGER_MAX): the
- *          sender's request completes once libfabric reports the send done.
+ *          sender's request completes once libfabric reports the send done, or at once when it
+ *          fits the provider's inject size (fi_tinject, HINT_OFI_INJECT), as every control
+ *          message that fits does.
  *   RTS    a larger message (or a synchronous send of any size): header + the sender's handle.
  *   CTS    the receiver, once matched, posts fi_trecv for the bytes it takes (into the user's
  *          buffer, or a packed copy for a non-contiguous type) with a tag only it hands out, and
@@ -77,13 +79,16 @@ static struct {
     uint64_t next_msgid, next_rtag;
     size_t unexp_bytes, unexp_max;
     size_t read_min, read_pinned; /* HINT_OFI_RMA_MIN; bytes registered for RTS_READ sends */
+    size_t inject_max;           /* control messages up to this size go by fi_tinject (0: none) */
     int ncopies, max_copies;     /* unexpected messages copied out of the pool, at most */
     int pending;
 } P;
 
 static unsigned long sent; /* messages sent over the fabric; kept after fini for the stats line */
+static unsigned long completions; /* CQ entries read (fabric.c: was a wake-up for nothing?) */
 
 unsigned long ofi_sent(void) { return sent; }
+unsigned long ofi_completions(void) { return completions; }
 int ofi_p2p_pending(void) { return P.pending; }
 bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
 
@@ -277,20 +282,30 @@ static void ctrl_issued(struct ofi_op *op)
     r->phase = kind == OFI_RTS ? PH_WAIT_CTS : kind == OFI_RTS_READ ? PH_WAIT_FIN : PH_DATA;
 }
 
-/* fi_tsend a built control message. false: libfabric refused it for now (it is then stalled). */
+static void tx_done(struct ofi_op *op);
+
+/* fi_tsend a built control message, or fi_tinject it when it fits the provider's inject size:
+   libfabric then copies it at once and reports no completion, so the send buffer (and an eager
+   send) is done here, and neither rank's CQ carries the send (with tcp;ofi_rxm that also spares
+   the sender the write and read of the tcp CQ's signal fd). false: libfabric refused it for now
+   (it is then stalled). */
 static bool post_ctrl(struct ofi_op *op)
 {
     int peer = op->r->peer;
     ((struct ofi_hdr *)op->buf)->seq = P.tx_seq[peer];
-    int rc = (int)fi_tsend(ofi.ep, op->buf, op->len, P.txdesc, op->addr, OFI_TAG_CTRL, op);
+    bool inject = op->len <= P.inject_max;
+    int rc = inject ? (int)fi_tinject(ofi.ep, op->buf, op->len, op->addr, OFI_TAG_CTRL)
+                    : (int)fi_tsend(ofi.ep, op->buf, op->len, P.txdesc, op->addr, OFI_TAG_CTRL, op);
     if (rc == -FI_EAGAIN) {
         P.stalled = op;
         return false;
     }
     if (rc)
-        ofi_fatal("fi_tsend (control)", rc);
+        ofi_fatal(inject ? "fi_tinject (control)" : "fi_tsend (control)", rc);
     P.tx_seq[peer]++;
     ctrl_issued(op);
+    if (inject)
+        tx_done(op);
     return true;
 }
 
@@ -703,6 +718,7 @@ void ofi_progress(void)
         }
         if (n < 0)
             ofi_fatal("fi_cq_read", (int)n);
+        completions += (unsigned long)n;
         for (ssize_t i = 0; i < n; i++)
             completed(e[i].op_context, e[i].len);
     }
@@ -736,6 +752,7 @@ int ofi_p2p_init(void)
     P.unexp_max = rt_cfg_size("HINT_OFI_UNEXPECTED_MAX");
     P.nrx = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
     P.read_min = rt_cfg_size("HINT_OFI_RMA_MIN");
+    P.inject_max = rt_cfg_long("HINT_OFI_INJECT") ? ofi.info->tx_attr->inject_size : 0;
     P.slot = (sizeof(struct ofi_hdr) + (P.eager_max > sizeof(struct ofi_rdv) ? P.eager_max : sizeof(struct ofi_rdv)) +
               63) / 64 * 64;
     P.tx_seq = calloc((size_t)n, sizeof *P.tx_seq);
