@@ -11,6 +11,7 @@
 
 int barrier_dissemination(struct coll_args *a);
 int barrier_shm(struct coll_args *a);
+int barrier_staged(struct coll_args *a);
 bool coll_shm_ok(const struct coll_args *a);
 /* ... and the shared heap is on: the staged and `heap` algorithms can run. */
 bool coll_heap_ok(const struct coll_args *a);
@@ -75,9 +76,20 @@ int alltoall_pairwise(struct coll_args *a);
 int alltoall_linear(struct coll_args *a);
 int alltoall_bruck(struct coll_args *a);
 /* Staging areas for the one-synchronisation small-message algorithms (collectives/staging.c). */
-#define SHM_STAGE_BLOCK 1024 /* bytes per rank and block: an area holds P of them */
-/* This rank's half for a new call (P * SHM_STAGE_BLOCK bytes); NULL when out of memory. */
-char *coll_stage_begin(struct coll_args *a);
+/* Bytes per rank and block a staging area holds (an area holds P of them): 8 KiB up to 8 ranks,
+   then 64 KiB / P, at least 1 KiB, so an area stays within 64 KiB + P KiB per rank and call, and
+   the staged algorithms can reach the sizes where the copy orders take over without a cliff. */
+static inline size_t coll_stage_block(int P)
+{
+    size_t b = P <= 8 ? 8192 : (size_t)65536 / (size_t)P;
+    return b < 1024 ? 1024 : b & ~(size_t)63;
+}
+/* This rank's half for a new call, which will hold `bytes` bytes (at most P * coll_stage_block;
+   every member passes the same for the same call); NULL when out of memory. */
+char *coll_stage_begin(struct coll_args *a, size_t bytes);
+/* Bytes from one block to the next in a half of P blocks: the block rounded to 8 when all P
+   fit one line with the call's number (one line transfer per reader), else rounded to lines. */
+size_t coll_stage_stride(const struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */
 void coll_stage_post(struct coll_args *a);
 /* Wait until member p (every member) has posted the call: HINT_ERR_MISMATCH when a member

@@ -3,7 +3,7 @@
  * each rank copies its P blocks into its staging area, publishes, waits for every rank's and
  * copies its block out of each rank's area. The send buffer is free once staged and the receive
  * buffer is only written by its owner, so no barrier. Needs the shared heap (staging areas every
- * rank can read), a collective slot, and blocks of at most SHM_STAGE_BLOCK bytes.
+ * rank can read), a collective slot, and blocks of at most coll_stage_block(P) bytes.
  * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
  * allgather staged is the same with one staged block per rank, which every rank copies out.
  * Derived datatypes cost nothing extra: staging packs from the sender's layout and copying out
@@ -13,19 +13,20 @@
 
 bool allgather_staged_ok(const struct coll_args *a) { return alltoall_staged_ok(a); }
 
-bool alltoall_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK; }
+bool alltoall_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
 
 static int staged(struct coll_args *a, bool allgather)
 {
-    char *mine = coll_stage_begin(a);
+    size_t stride = coll_stage_stride(a);
+    char *mine = coll_stage_begin(a, allgather ? a->block : (size_t)a->size * stride);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     for (int d = 0; d < (allgather ? 1 : a->size); d++)
-        coll_pack_block(a, d, mine + (size_t)d * SHM_STAGE_BLOCK);
+        coll_pack_block(a, d, mine + (size_t)d * stride);
     int st = coll_stage_publish(a);
     if (st != HINT_SUCCESS)
         return st;
-    size_t at = allgather ? 0 : (size_t)a->rank * SHM_STAGE_BLOCK;
+    size_t at = allgather ? 0 : (size_t)a->rank * stride;
     for (int src = 0; src < a->size; src++)
         coll_unpack_block(a, src, coll_stage_half(a, src) + at);
     if (coll_has_layout(a))

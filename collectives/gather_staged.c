@@ -3,16 +3,16 @@
  * no barrier. gather: every rank stages its block and posts; the non-roots leave at once, the
  * root waits for all and copies the blocks out. scatter: the root stages the P blocks and posts
  * (and leaves); every other rank waits for the root's post and copies its block out.
- * Needs the shared heap, a collective slot and blocks of at most SHM_STAGE_BLOCK bytes.
+ * Needs the shared heap, a collective slot and blocks of at most coll_stage_block(P) bytes.
  * Cost: 2 copies per block, one flag store per rank, the readers' flag loads.
  */
 #include "collectives/algs.h"
 
-bool gather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK; }
+bool gather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
 
 int gather_staged(struct coll_args *a)
 {
-    char *mine = coll_stage_begin(a);
+    char *mine = coll_stage_begin(a, a->block);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     if (a->rank != a->root) {
@@ -33,12 +33,13 @@ int gather_staged(struct coll_args *a)
 
 int scatter_staged(struct coll_args *a)
 {
-    char *mine = coll_stage_begin(a);
+    size_t stride = coll_stage_stride(a);
+    char *mine = coll_stage_begin(a, (size_t)a->size * stride);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     if (a->rank == a->root)
         for (int p = 0; p < a->size; p++)
-            memcpy(mine + (size_t)p * SHM_STAGE_BLOCK, a->sbuf + (size_t)p * a->block, a->block);
+            memcpy(mine + (size_t)p * stride, a->sbuf + (size_t)p * a->block, a->block);
     coll_stage_post(a);
     if (a->rank == a->root) {
         copy_bytes(a->rbuf, a->sbuf + (size_t)a->root * a->block, a->block);
@@ -47,6 +48,6 @@ int scatter_staged(struct coll_args *a)
     int st = coll_stage_wait(a, a->root);
     if (st != HINT_SUCCESS)
         return st;
-    memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * SHM_STAGE_BLOCK, a->block);
+    memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * stride, a->block);
     return HINT_SUCCESS;
 }

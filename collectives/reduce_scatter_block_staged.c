@@ -1,19 +1,19 @@
 /*
  * reduce_scatter_block staged — small blocks: every rank stages its P blocks (collectives/
  * staging.c), posts and waits for every rank's; rank i combines block i of every staged input
- * in rank order. Needs the shared heap, a collective slot and blocks of at most SHM_STAGE_BLOCK.
+ * in rank order. Needs the shared heap, a collective slot and blocks of at most coll_stage_block(P).
  * Cost: P blocks copied in, one block's P-1 combines per rank, one synchronisation.
  */
 #include "collectives/algs.h"
 
 bool reduce_scatter_block_staged_ok(const struct coll_args *a)
 {
-    return coll_heap_ok(a) && a->block <= SHM_STAGE_BLOCK;
+    return coll_heap_ok(a) && a->block <= coll_stage_block(a->size);
 }
 
 int reduce_scatter_block_staged(struct coll_args *a)
 {
-    char *mine = coll_stage_begin(a);
+    char *mine = coll_stage_begin(a, a->block * (size_t)a->size);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block * (size_t)a->size);

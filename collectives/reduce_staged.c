@@ -1,7 +1,7 @@
 /*
  * reduce staged — small messages: every rank stages its input (collectives/staging.c) and posts;
  * the non-roots leave at once, the root waits for every rank's and combines them in rank order
- * as allreduce staged does. Needs the shared heap, a collective slot and at most P * SHM_STAGE_BLOCK
+ * as allreduce staged does. Needs the shared heap, a collective slot and at most P * coll_stage_block(P)
  * bytes. Cost: 1 copy in per rank; the root 1 copy + P-1 combines of n bytes; no barrier.
  */
 #include "collectives/algs.h"
@@ -10,7 +10,7 @@ bool reduce_staged_ok(const struct coll_args *a) { return allreduce_staged_ok(a)
 
 int reduce_staged(struct coll_args *a)
 {
-    char *mine = coll_stage_begin(a);
+    char *mine = coll_stage_begin(a, a->block);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     memcpy(mine, a->sbuf, a->block); /* the root's too: in place its input is rbuf */

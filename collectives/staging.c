@@ -14,8 +14,17 @@
  * operations using it may interleave in any order all ranks agree on. Each area starts with the
  * signature of the call staged in it (coll_signature): a reader whose own call differs returns
  * HINT_ERR_MISMATCH without reading the blocks.
+ * One line per member per call (issue 18): an area's first line holds the signature, the call's
+ * number once its data is staged (what readers poll, instead of a flag on another line) and,
+ * when the call's data fits the rest of the line (compact: an 8-byte allreduce, an alltoall of
+ * P * 8 bytes up to P = 6), the data itself. A reader then takes flag, signature and data in one
+ * line transfer where it took three (flag, signature, block). The member's flag in the slot
+ * says only that its area exists (set once, with its offset), so the hot path never reads it.
  */
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collectives/algs.h"
 #include "collectives/coll_shm.h"
@@ -27,8 +36,18 @@
    others (the non-roots of reduce and gather, the root of scatter) can run that many calls ahead. */
 #define STAGE_AREAS 8
 
+/* An area's first line. */
+struct stage_head {
+    uint64_t sig;            /* coll_signature of the call staged here */
+    _Atomic uint64_t epoch;  /* that call's number, stored once its data is in place */
+    char data[COLL_CACHE_LINE - 16]; /* a compact call's data */
+};
+static_assert(sizeof(struct stage_head) == COLL_CACHE_LINE, "an area's head is one line");
+
 struct staging {
-    char *area;             /* STAGE_AREAS areas of P blocks of SHM_STAGE_BLOCK, in this rank's heap partition */
+    char *area;             /* STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition */
+    char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
+    bool compact;           /* this call's data sits in the heads */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
     int slot;               /* the group's collective slot */
@@ -37,6 +56,13 @@ struct staging {
 };
 
 static struct staging *retired;
+
+static void staging_free(struct staging *s)
+{
+    heap_release(s->area);
+    free(s->peer);
+    free(s);
+}
 
 /* Once every member has freed the group (the slot is free, or held by a later group), nobody
    reads the area any more. */
@@ -56,8 +82,7 @@ static void staging_reclaim(void)
             continue;
         }
         *at = s->next;
-        heap_release(s->area);
-        free(s);
+        staging_free(s);
     }
 }
 
@@ -76,18 +101,23 @@ void coll_staging_release_all(void)
     while (retired) {
         struct staging *s = retired;
         retired = s->next;
-        heap_release(s->area);
-        free(s);
+        staging_free(s);
     }
 }
 
 /* An area: one line with the call's signature, then P blocks. */
-static size_t half_bytes(const struct coll_args *a) { return COLL_CACHE_LINE + (size_t)a->size * SHM_STAGE_BLOCK; }
+static size_t half_bytes(const struct coll_args *a) { return COLL_CACHE_LINE + (size_t)a->size * coll_stage_block(a->size); }
 
-static char *area_of(const struct staging *s, uint64_t epoch, size_t bytes) { return s->area + (epoch % STAGE_AREAS) * bytes; }
+static struct stage_head *head_of(const char *areas, uint64_t epoch, size_t bytes)
+{
+    return (struct stage_head *)(areas + (epoch % STAGE_AREAS) * bytes);
+}
 
-/* This rank's staging area, made on first use; its offset is published with the first call's
-   flag (the flag's release store covers it). */
+/* Where a half's data starts in its area: in the head for a compact call, else on the next line. */
+static size_t data_offset(const struct staging *s) { return s->compact ? offsetof(struct stage_head, data) : COLL_CACHE_LINE; }
+
+/* This rank's staging areas, made on first use with zeroed heads; their offset and then the
+   member's flag (release) say they exist. */
 static struct staging *staging_of(struct coll_args *a)
 {
     hint_group g = a->g;
@@ -97,42 +127,72 @@ static struct staging *staging_of(struct coll_args *a)
         struct staging *s = calloc(1, sizeof *s);
         if (s == NULL)
             return NULL;
+        s->peer = calloc((size_t)a->size, sizeof *s->peer);
         s->area = heap_alloc(STAGE_AREAS * half_bytes(a), 64, false);
-        if (s->area == NULL) {
-            free(s);
+        if (s->area == NULL || s->peer == NULL) {
+            staging_free(s);
             return NULL;
         }
+        for (uint64_t e = 0; e < STAGE_AREAS; e++)
+            memset(head_of(s->area, e, half_bytes(a)), 0, sizeof(struct stage_head));
+        s->peer[a->rank] = s->area;
         s->slot = coll_group_of(g)->slot;
         s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
         *o = (struct coll_owned){s, staging_retire};
-        coll_shm_member(coll_group_of(g)->slot, g->rank)->stage_off = heap_offset(s->area);
+        struct coll_shm_member *me = coll_shm_member(s->slot, g->rank);
+        me->stage_off = heap_offset(s->area);
+        atomic_store_explicit(&me->flag, 1, memory_order_release);
     }
     return o->p;
 }
 
+/* Member p's areas once it has made them, else NULL. */
+static const char *peer_areas(struct staging *s, int p)
+{
+    if (s->peer[p] == NULL) {
+        const struct coll_shm_member *m = coll_shm_member(s->slot, p);
+        if (atomic_load_explicit(&m->flag, memory_order_acquire) != 0)
+            s->peer[p] = heap_at(m->stage_off);
+    }
+    return s->peer[p];
+}
+
 
 struct flags_wait {
-    int slot, first, last; /* members first .. last - 1 */
+    struct staging *s;
+    int first, last; /* members first .. last - 1 */
     uint64_t epoch;
+    size_t bytes;    /* half_bytes */
 };
 
+/* Area e % STAGE_AREAS of a member holds e, e + STAGE_AREAS, ... in turn, and no member gets
+   STAGE_AREAS calls ahead of another (coll_stage_begin), so a number >= e there means the member
+   has staged call e. */
 static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
-    for (int p = w->first; p < w->last; p++)
-        if (atomic_load_explicit(&coll_shm_member(w->slot, p)->flag, memory_order_acquire) < w->epoch)
+    for (int p = w->first; p < w->last; p++) {
+        const char *areas = peer_areas(w->s, p);
+        if (areas == NULL || atomic_load_explicit(&head_of(areas, w->epoch, w->bytes)->epoch, memory_order_acquire) < w->epoch)
             return false;
+    }
     return true;
 }
 
 static void wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
-    struct flags_wait w = {coll_group_of(a->g)->slot, first, last, epoch};
+    struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch, half_bytes(a)};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
 }
 
-char *coll_stage_begin(struct coll_args *a)
+size_t coll_stage_stride(const struct coll_args *a)
+{
+    size_t b = (a->block + 7) & ~(size_t)7;
+    return (size_t)a->size * b <= sizeof((struct stage_head *)0)->data ? b : (a->block + 63) & ~(size_t)63;
+}
+
+char *coll_stage_begin(struct coll_args *a, size_t bytes)
 {
     struct staging *s = staging_of(a);
     if (s == NULL)
@@ -146,17 +206,19 @@ char *coll_stage_begin(struct coll_args *a)
         wait_flags(a, 0, a->size, e - (STAGE_AREAS - 1));
         s->seen = e - (STAGE_AREAS - 1);
     }
-    char *area = area_of(s, e, half_bytes(a));
-    *(uint64_t *)area = coll_signature(a); /* published with the flag */
-    return area + COLL_CACHE_LINE;
+    struct stage_head *h = head_of(s->area, e, half_bytes(a));
+    h->sig = coll_signature(a); /* published with the call's number */
+    s->compact = bytes <= sizeof h->data;
+    return (char *)h + data_offset(s);
 }
 
-/* Members first .. last - 1 staged this call with the signature this rank's call has. */
-static int same_calls(const struct coll_args *a, const struct staging *s, int first, int last)
+/* Members first .. last - 1 staged this call with the signature this rank's call has (the
+   signature decides the size, so also whether the call is compact). */
+static int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
 {
-    uint64_t mine = *(const uint64_t *)area_of(s, s->epoch, half_bytes(a));
+    uint64_t mine = head_of(s->area, s->epoch, half_bytes(a))->sig;
     for (int p = first; p < last; p++)
-        if (*(const uint64_t *)(coll_stage_half(a, p) - COLL_CACHE_LINE) != mine)
+        if (head_of(s->peer[p], s->epoch, half_bytes(a))->sig != mine)
             return coll_mismatch(a, "a member staged a call with another root, size or op");
     return HINT_SUCCESS;
 }
@@ -164,13 +226,13 @@ static int same_calls(const struct coll_args *a, const struct staging *s, int fi
 void coll_stage_post(struct coll_args *a)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
-    atomic_store_explicit(&coll_shm_member(coll_group_of(a->g)->slot, a->rank)->flag, s->epoch, memory_order_release);
+    atomic_store_explicit(&head_of(s->area, s->epoch, half_bytes(a))->epoch, s->epoch, memory_order_release);
     coll_ring_members(a->g);
 }
 
 int coll_stage_wait(struct coll_args *a, int p)
 {
-    const struct staging *s = coll_group_of(a->g)->stage.p;
+    struct staging *s = coll_group_of(a->g)->stage.p;
     wait_flags(a, p, p + 1, s->epoch);
     return same_calls(a, s, p, p + 1);
 }
@@ -192,6 +254,5 @@ int coll_stage_publish(struct coll_args *a)
 const char *coll_stage_half(const struct coll_args *a, int p)
 {
     const struct staging *s = coll_group_of(a->g)->stage.p;
-    const char *base = heap_at(coll_shm_member(coll_group_of(a->g)->slot, p)->stage_off);
-    return base + (s->epoch % STAGE_AREAS) * half_bytes(a) + COLL_CACHE_LINE;
+    return (const char *)head_of(s->peer[p], s->epoch, half_bytes(a)) + data_offset(s);
 }

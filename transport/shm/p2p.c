@@ -174,11 +174,18 @@ static inline bool sleeps(int p)
 
 /* ---- sender side ---- */
 
-/* A free cell of channel ch, `prefer` first; -1 when all are taken. */
+/* A free cell of channel ch, `prefer` (the next in rotation) first; -1 when none is free.
+   While `prefer` is FULL the receiver has not taken it yet, and it takes cells in the order they
+   were announced, so the others are no freer: looking at them would pull up to ncells lines the
+   receiver is writing, once per progress pass of a sender whose channel is full. They are worth a
+   look only when `prefer` is held (an unexpected message) or handed back (CTS, DONE). */
 static int find_free_cell(struct shm_chan *ch, uint32_t prefer)
 {
-    if (atomic_load_explicit(&cell_at(ch, prefer)->state, memory_order_acquire) == SHM_CELL_FREE)
+    uint32_t state = atomic_load_explicit(&cell_at(ch, prefer)->state, memory_order_acquire);
+    if (state == SHM_CELL_FREE)
         return (int)prefer;
+    if (state == SHM_CELL_FULL)
+        return -1;
     for (uint32_t i = 0; i < SHM_NCELLS; i++)
         if (atomic_load_explicit(&cell_at(ch, i)->state, memory_order_acquire) == SHM_CELL_FREE)
             return (int)i;
