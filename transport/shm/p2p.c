@@ -337,6 +337,7 @@ bool shm_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ct
     cell->sig = (int16_t)sig;
     memcpy(cell_data(cell), buf, bytes);
     S.sent[SHM_NPATHS]++;
+    S.sent_bytes += bytes;
     announce(dst, ch, cell, idx);
     return true;
 }
