@@ -28,6 +28,9 @@ static void map_area(void)
     coll_shm.base = rt_node_area(area_id);
     coll_shm.slot_stride = coll_shm_slot_stride(nlocal);
     coll_shm.member_stride = coll_shm_member_stride(nlocal);
+    /* the world's slot is what every first collective on the world touches: map it now */
+    if (coll_shm.base)
+        rt_prefault(coll_shm_slot(0), coll_shm.slot_stride);
 }
 
 /* Take a free slot for a group of `members` ranks (reset, refs = members); -1 when none. */

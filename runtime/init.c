@@ -1,7 +1,9 @@
 /*
  * runtime/init.c — hint_init / hint_finalize and the other life-cycle calls.
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +17,18 @@
 #include "runtime/transport.h"
 
 struct rt_state rt;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) and nothing happens */
+#endif
+
+void rt_prefault(void *addr, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)addr & ~(page - 1), end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+    if (len > 0)
+        (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE); /* an optimisation: failure is harmless */
+}
 
 /* The components' setup (node areas, group parts), then the transports, then the heap, whose
    handshake lives in a node area. */

@@ -139,6 +139,10 @@ size_t rt_node_area_bytes(int id, int nlocal);
 /* Area id in this rank's mapping; NULL when no transport maps node memory (then the layers that
    need it do not run). */
 void *rt_node_area(int id);
+/* Map [addr, addr + len) into this process now, writable, so the first calls do not take its page
+   faults (about 1 us each; runtime/init.c). Only for shared memory already backed (fallocated):
+   it never allocates pages the caller did not reserve. */
+void rt_prefault(void *addr, size_t len);
 
 /* ---- matching (runtime/match.c), the one place for every transport ---- */
 /* A transport saw the first part of a message from world rank src: the oldest posted receive it

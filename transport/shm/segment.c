@@ -174,6 +174,20 @@ static int attach_segment(struct shm_node *n)
     return HINT_SUCCESS;
 }
 
+/* What the first calls touch, mapped now (rt_prefault): the header and the control blocks, and the
+   first page of every channel to or from this rank (its head line and its first cell). The
+   segment is fallocated whole, so this maps pages that exist already. */
+static void prefault_first_touched(const struct shm_node *n)
+{
+    const struct shm_seg_hdr *h = n->hdr;
+    char *chans = (char *)n->base + h->chan_off;
+    rt_prefault(n->base, h->chan_off);
+    for (int p = 0; p < n->nlocal; p++) {
+        rt_prefault(chans + ((uint64_t)n->me * (uint64_t)n->nlocal + (uint64_t)p) * h->chan_stride, 1);
+        rt_prefault(chans + ((uint64_t)p * (uint64_t)n->nlocal + (uint64_t)n->me) * h->chan_stride, 1);
+    }
+}
+
 int shm_node_open(struct shm_node **out)
 {
     int st = HINT_SUCCESS;
@@ -203,6 +217,7 @@ int shm_node_open(struct shm_node **out)
         CHECK_GOTO(attach_segment(n), fail);
     boot_test_die("attach");
     shm_ctl(n, n->me)->pid = (int32_t)getpid();
+    prefault_first_touched(n);
     *out = n;
     return HINT_SUCCESS;
 fail:
