@@ -66,8 +66,9 @@ Test(select, defaults_match_pins)
                                   .count = pin_bytes[j] / 8};
             int k = rules_pick(rules_default(), &a, &copy);
             cr_assert(k >= 0, "%s env %d P=%d %zu B: no rule", coll_tables[p->op].op, p->env, p->P, pin_bytes[j]);
-            cr_expect_str_eq(coll_tables[p->op].algs[k].name, p->name[j], "%s env %d P=%d %zu B",
-                             coll_tables[p->op].op, p->env, p->P, pin_bytes[j]);
+            cr_expect_str_eq(coll_tables[p->op].algs[k].name, p->name[j], "%s env %d P=%d %zu B: %s, pinned %s",
+                             coll_tables[p->op].op, p->env, p->P, pin_bytes[j], coll_tables[p->op].algs[k].name,
+                             p->name[j]);
             cr_expect_eq(copy, -1);
         }
 }
