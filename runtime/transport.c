@@ -2,7 +2,9 @@
  * runtime/transport.c — starting and stopping the transports of hint_transports[], which one
  * reaches which rank, progress over all of them, the node areas the layers above lay out.
  */
+#include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "runtime/request.h"
 #include "runtime/runtime.h"
@@ -135,6 +137,26 @@ int rt_pending(void)
     for (int i = 0; i < T.nactive; i++)
         n += T.active[i]->pending();
     return n;
+}
+
+bool rt_net_threads(void)
+{
+    for (int i = 0; i < T.nactive; i++)
+        if (!(T.active[i]->caps & RT_TP_SAME_NODE) && rt_progress_list.n > 0) {
+            for (int k = 0; k < T.nprogress; k++)
+                if (rt_progress_list.hook[k] == T.active[i]->progress)
+                    return true;
+        }
+    return false;
+}
+
+long rt_usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }
 
 bool rt_idle(void)

@@ -112,6 +112,11 @@ int rt_pending(void);
    message, no progress hook beyond the transports' own. Then a blocking call may poll one
    source's next message alone (recv_now) without holding anything else up. */
 bool rt_idle(void);
+/* A transport that reaches other nodes has started: its progress may run in threads (the
+   provider's, hint's fd watcher) that a spinning rank would starve (runtime/wait.c). */
+bool rt_net_threads(void);
+/* Cores this process may run on (its affinity mask). */
+long rt_usable_cores(void);
 const struct rt_transport *rt_sleeper(void);
 /* A layer above adds a progress hook to rt_progress while it has work in flight (the collectives'
    nonblocking schedules) and removes it when idle, so waits pay for it only then. Add:
