@@ -588,35 +588,21 @@ static void describe(const struct spmm *s)
            s->P, rmin, rmax, edges, -ext[1], ext[0], -ext[3], ext[2]);
 }
 
+/* iterate() as timed_steps calls it. */
+static int timed_step(void *ctx, int corrupt, double t[2]) { return iterate(ctx, corrupt, t); }
+
 /* Everything after set-up; returns the exit status. */
 static int run(struct spmm *s)
 {
     describe(s);
-    double *times = calloc(2 * (size_t)s->o.iters, sizeof *times), t[2] = {0, 0};
-    int st = times ? HINT_SUCCESS : HINT_ERR_NOMEM;
     int corrupt = s->o.corrupt && corrupting_rank("spmm", first_halo_use(s) >= 0, s->rank) == s->rank;
-    for (long i = 0; i < s->o.iters && st == HINT_SUCCESS; i++) {
-        st = iterate(s, corrupt, t);
-        corrupt = 0;
-        times[i] = t[0];
-        times[s->o.iters + i] = t[1];
-    }
-    /* a forced algorithm refuses on every rank alike, so all stop here together */
-    if (st == HINT_ERR_UNSUPPORTED) {
-        say_unsupported("spmm", OP, s->o.algorithm, s->rank, s->P);
-        free(times);
-        return EXIT_UNSUPPORTED;
-    }
-    if (st != HINT_SUCCESS) {
-        fprintf(stderr, "spmm: rank %d: " OP " failed: %s\n", s->rank, hint_strerror(st));
-        free(times);
-        return EXIT_CHECK_FAILED;
-    }
+    double total = 0, exchange = 0;
+    int code = timed_steps("spmm", OP, s->o.algorithm, s->o.iters, corrupt, s->rank, s->P, timed_step, s,
+                           &total, &exchange);
+    if (code != 0)
+        return code;
     const char *ran = "?";
     hint_coll_last(OP, &ran);
-    double total = median_of_slowest(times, s->o.iters, HINT_WORLD);
-    double exchange = median_of_slowest(times + s->o.iters, s->o.iters, HINT_WORLD);
-    free(times);
     if (s->rank == 0) {
         printf("spmm: algorithm %s (ran: %s)\n", s->o.algorithm, ran);
         printf("spmm: %ld iterations: time per iteration %.1f us (halo exchange %.1f us), median over "
@@ -625,22 +611,15 @@ static int run(struct spmm *s)
     }
     if (!s->o.check)
         return 0;
-    long wrong = 0, all_wrong = 0;
-    double worst = serial_check(s, &wrong), all_worst = 0;
-    if (worst < 0)
-        fprintf(stderr, "spmm: rank %d: not enough memory for the serial check\n", s->rank);
-    double w = worst < 0 ? INFINITY : worst;
-    hint_allreduce(&w, &all_worst, 1, HINT_DOUBLE, HINT_MAX, HINT_WORLD);
-    hint_allreduce(&wrong, &all_wrong, 1, HINT_LONG, HINT_SUM, HINT_WORLD);
-    int ok = all_worst <= TOLERANCE && all_wrong == 0;
-    if (wrong > 0)
-        fprintf(stderr, "spmm: rank %d: %ld of its values differ from the serial product\n", s->rank, wrong);
-    if (s->rank == 0)
-        printf("spmm: check against the serial product: max relative error %.3e, %ld wrong values "
-               "(tolerance %.0e): %s\n",
-               all_worst, all_wrong, TOLERANCE, ok ? "OK" : "FAILED");
-    return ok ? 0 : EXIT_CHECK_FAILED;
+    long wrong = 0;
+    double worst = serial_check(s, &wrong);
+    return agree_on_check("spmm", s->rank, worst, wrong, TOLERANCE, "values", "product");
 }
+
+/* The parts as run_example calls them. */
+static int setup_part(void *ctx) { return setup(ctx); }
+static int run_part(void *ctx) { return run(ctx); }
+static void teardown_part(void *ctx) { teardown(ctx); }
 
 int main(int argc, char **argv)
 {
@@ -662,20 +641,6 @@ int main(int argc, char **argv)
         hint_finalize();
         return bad ? EXIT_USAGE : 0;
     }
-    int code = force_algorithm("spmm", OP, s.o.algorithm, s.rank);
-    if (code == 0) {
-        code = EXIT_CHECK_FAILED;
-        st = setup(&s);
-        int all = 0;
-        hint_allreduce(&st, &all, 1, HINT_INT, HINT_MAX, HINT_WORLD);
-        if (all != HINT_SUCCESS) {
-            if (st != HINT_SUCCESS)
-                fprintf(stderr, "spmm: rank %d: set-up failed: %s\n", s.rank, hint_strerror(st));
-        } else {
-            code = run(&s);
-        }
-        teardown(&s);
-    }
-    finish_together();
-    return code;
+    static const struct example_parts parts = {setup_part, run_part, teardown_part};
+    return run_example("spmm", OP, s.o.algorithm, s.rank, &parts, &s);
 }

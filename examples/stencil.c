@@ -424,35 +424,21 @@ static void describe(const struct stencil *st)
                st->P, st->block);
 }
 
+/* iterate() as timed_steps calls it. */
+static int timed_step(void *ctx, int corrupt, double t[2]) { return iterate(ctx, corrupt, t); }
+
 /* Everything after set-up; returns the exit status. */
 static int run(struct stencil *st)
 {
     describe(st);
-    double *times = calloc(2 * (size_t)st->o.iters, sizeof *times), t[2] = {0, 0};
-    int rc = times ? HINT_SUCCESS : HINT_ERR_NOMEM;
     int corrupt = st->o.corrupt && corrupting_rank("stencil", first_received(st) != NULL, st->rank) == st->rank;
-    for (long i = 0; i < st->o.iters && rc == HINT_SUCCESS; i++) {
-        rc = iterate(st, corrupt, t);
-        corrupt = 0;
-        times[i] = t[0];
-        times[st->o.iters + i] = t[1];
-    }
-    /* a forced algorithm refuses on every rank alike, so all stop here together */
-    if (rc == HINT_ERR_UNSUPPORTED) {
-        say_unsupported("stencil", OP, st->o.algorithm, st->rank, st->P);
-        free(times);
-        return EXIT_UNSUPPORTED;
-    }
-    if (rc != HINT_SUCCESS) {
-        fprintf(stderr, "stencil: rank %d: " OP " failed: %s\n", st->rank, hint_strerror(rc));
-        free(times);
-        return EXIT_CHECK_FAILED;
-    }
+    double total = 0, exchange = 0;
+    int code = timed_steps("stencil", OP, st->o.algorithm, st->o.iters, corrupt, st->rank, st->P, timed_step, st,
+                           &total, &exchange);
+    if (code != 0)
+        return code;
     const char *ran = "?";
     hint_coll_last(OP, &ran);
-    double total = median_of_slowest(times, st->o.iters, HINT_WORLD);
-    double exchange = median_of_slowest(times + st->o.iters, st->o.iters, HINT_WORLD);
-    free(times);
     if (st->rank == 0) {
         printf("stencil: algorithm %s (ran: %s)\n", st->o.algorithm, ran);
         printf("stencil: %ld steps: time per step %.1f us (" OP " %.1f us), median over steps of the "
@@ -461,21 +447,9 @@ static int run(struct stencil *st)
     }
     if (!st->o.check)
         return 0;
-    long wrong = 0, all_wrong = 0;
-    double worst = serial_check(st, &wrong), all_worst = 0;
-    if (worst < 0)
-        fprintf(stderr, "stencil: rank %d: not enough memory for the serial check\n", st->rank);
-    double w = worst < 0 ? INFINITY : worst;
-    hint_allreduce(&w, &all_worst, 1, HINT_DOUBLE, HINT_MAX, HINT_WORLD);
-    hint_allreduce(&wrong, &all_wrong, 1, HINT_LONG, HINT_SUM, HINT_WORLD);
-    int ok = all_worst <= TOLERANCE && all_wrong == 0;
-    if (wrong > 0)
-        fprintf(stderr, "stencil: rank %d: %ld of its cells differ from the serial grid\n", st->rank, wrong);
-    if (st->rank == 0)
-        printf("stencil: check against the serial grid: max relative error %.3e, %ld wrong cells "
-               "(tolerance %.0e): %s\n",
-               all_worst, all_wrong, TOLERANCE, ok ? "OK" : "FAILED");
-    return ok ? 0 : EXIT_CHECK_FAILED;
+    long wrong = 0;
+    double worst = serial_check(st, &wrong);
+    return agree_on_check("stencil", st->rank, worst, wrong, TOLERANCE, "cells", "grid");
 }
 
 /* Each side must give every rank along it at least one cell. */
@@ -489,6 +463,11 @@ static int grid_fits(const struct stencil *st, char *err, size_t errlen)
         }
     return 0;
 }
+
+/* The parts as run_example calls them. */
+static int setup_part(void *ctx) { return setup(ctx); }
+static int run_part(void *ctx) { return run(ctx); }
+static void teardown_part(void *ctx) { teardown(ctx); }
 
 int main(int argc, char **argv)
 {
@@ -512,20 +491,6 @@ int main(int argc, char **argv)
         finish_together();
         return bad ? EXIT_USAGE : 0;
     }
-    int code = force_algorithm("stencil", OP, st.o.algorithm, st.rank);
-    if (code == 0) {
-        code = EXIT_CHECK_FAILED;
-        rc = setup(&st);
-        int all = 0;
-        hint_allreduce(&rc, &all, 1, HINT_INT, HINT_MAX, HINT_WORLD);
-        if (all != HINT_SUCCESS) {
-            if (rc != HINT_SUCCESS)
-                fprintf(stderr, "stencil: rank %d: set-up failed: %s\n", st.rank, hint_strerror(rc));
-        } else {
-            code = run(&st);
-        }
-        teardown(&st);
-    }
-    finish_together();
-    return code;
+    static const struct example_parts parts = {setup_part, run_part, teardown_part};
+    return run_example("stencil", OP, st.o.algorithm, st.rank, &parts, &st);
 }

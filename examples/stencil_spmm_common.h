@@ -11,6 +11,7 @@
 #define STENCIL_SPMM_COMMON_H
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,59 @@ static inline double median_of_slowest(double *times, long n, hint_group g)
     return m;
 }
 
+/* The timed loop of both examples: iters calls of step(ctx, corrupt, t), corrupt on the first only,
+   t[0] the iteration's time and t[1] its exchange's; then the median over iterations of the
+   slowest rank of each. 0, or the exit status after saying why (a forced algorithm refuses on
+   every rank alike, so all stop here together). */
+static inline int timed_steps(const char *prog, const char *op, const char *algorithm, long iters, int corrupt,
+                              int rank, int P, int (*step)(void *, int, double[2]), void *ctx, double *total,
+                              double *exchange)
+{
+    double *times = calloc(2 * (size_t)iters, sizeof *times), t[2] = {0, 0};
+    int st = times ? HINT_SUCCESS : HINT_ERR_NOMEM;
+    for (long i = 0; i < iters && st == HINT_SUCCESS; i++) {
+        st = step(ctx, corrupt, t);
+        corrupt = 0;
+        times[i] = t[0];
+        times[iters + i] = t[1];
+    }
+    if (st == HINT_ERR_UNSUPPORTED) {
+        say_unsupported(prog, op, algorithm, rank, P);
+        free(times);
+        return EXIT_UNSUPPORTED;
+    }
+    if (st != HINT_SUCCESS) {
+        fprintf(stderr, "%s: rank %d: %s failed: %s\n", prog, rank, op, hint_strerror(st));
+        free(times);
+        return EXIT_CHECK_FAILED;
+    }
+    *total = median_of_slowest(times, iters, HINT_WORLD);
+    *exchange = median_of_slowest(times + iters, iters, HINT_WORLD);
+    free(times);
+    return 0;
+}
+
+/* Every rank's check, agreed and said: worst is the rank's largest relative error (< 0: no memory
+   for its serial run), wrong its values beyond the tolerance; rank 0 prints the verdict of all.
+   0 or EXIT_CHECK_FAILED. `what` names the values ("values", "cells"), `serial` the reference. */
+static inline int agree_on_check(const char *prog, int rank, double worst, long wrong, double tolerance,
+                                 const char *what, const char *serial)
+{
+    if (worst < 0)
+        fprintf(stderr, "%s: rank %d: not enough memory for the serial check\n", prog, rank);
+    double w = worst < 0 ? INFINITY : worst, all_worst = 0;
+    long all_wrong = 0;
+    hint_allreduce(&w, &all_worst, 1, HINT_DOUBLE, HINT_MAX, HINT_WORLD);
+    hint_allreduce(&wrong, &all_wrong, 1, HINT_LONG, HINT_SUM, HINT_WORLD);
+    int ok = all_worst <= tolerance && all_wrong == 0;
+    if (wrong > 0)
+        fprintf(stderr, "%s: rank %d: %ld of its %s differ from the serial %s\n", prog, rank, wrong, what, serial);
+    if (rank == 0)
+        printf("%s: check against the serial %s: max relative error %.3e, %ld wrong %s (tolerance %.0e): %s\n", prog,
+               serial, all_worst, all_wrong, what, tolerance, ok ? "OK" : "FAILED");
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
 /* The buffers a neighbourhood collective reads or writes: on the shared heap when it can be, so
    the shared-heap algorithms (morton) can run even where plain malloc is not served from the heap
    (HINT_HEAP=private falls back to malloc). */
@@ -135,6 +189,33 @@ static inline void finish_together(void)
     fflush(stderr);
     hint_barrier(HINT_WORLD);
     hint_finalize();
+}
+
+/* What both mains do once the options are read: force the algorithm, set up on every rank (all
+   go on only if all succeeded), run, tear down, and leave together. The exit status. */
+struct example_parts {
+    int (*setup)(void *);
+    int (*run)(void *);
+    void (*teardown)(void *);
+};
+static inline int run_example(const char *prog, const char *op, const char *algorithm, int rank,
+                              const struct example_parts *parts, void *ctx)
+{
+    int code = force_algorithm(prog, op, algorithm, rank);
+    if (code == 0) {
+        code = EXIT_CHECK_FAILED;
+        int st = parts->setup(ctx), all = 0;
+        hint_allreduce(&st, &all, 1, HINT_INT, HINT_MAX, HINT_WORLD);
+        if (all != HINT_SUCCESS) {
+            if (st != HINT_SUCCESS)
+                fprintf(stderr, "%s: rank %d: set-up failed: %s\n", prog, rank, hint_strerror(st));
+        } else {
+            code = parts->run(ctx);
+        }
+        parts->teardown(ctx);
+    }
+    finish_together();
+    return code;
 }
 
 #endif
