@@ -142,11 +142,10 @@ int rt_pending(void)
 bool rt_net_threads(void)
 {
     for (int i = 0; i < T.nactive; i++)
-        if (!(T.active[i]->caps & RT_TP_SAME_NODE) && rt_progress_list.n > 0) {
+        if (!(T.active[i]->caps & RT_TP_SAME_NODE))
             for (int k = 0; k < T.nprogress; k++)
                 if (rt_progress_list.hook[k] == T.active[i]->progress)
                     return true;
-        }
     return false;
 }
 

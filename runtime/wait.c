@@ -24,7 +24,10 @@
 #include "runtime/trace.h"
 #include "runtime/transport.h"
 
-static long spin_ns, yield_ns;
+static long spin_ns, yield_ns, cores;
+/* rt_wait_spin_ns's answer, and the hook count it was computed for (-1: not yet). */
+static long spin_effective;
+static int spin_for_hooks = -1;
 /* Spinning a fast path did before it handed over to rt_wait_until (rt_wait_spun). */
 static long spun_ns;
 
@@ -34,6 +37,8 @@ void rt_wait_init(void)
     spin_ns = rt_cfg_long_or("HINT_WAIT_SPIN_US", over ? 0 : 50) * 1000;
     yield_ns = rt_cfg_long_or("HINT_WAIT_YIELD_US", over ? 200 : 1000) * 1000;
     spun_ns = 0;
+    cores = rt_usable_cores(); /* once: rt_wait_spin_ns runs again whenever a progress hook comes or goes */
+    spin_for_hooks = -1;
 }
 
 /* Spinning also starves threads the rank relies on: a network transport's progress (libfabric's
@@ -44,13 +49,11 @@ void rt_wait_init(void)
    only when they and one such thread each still fit the cores. */
 long rt_wait_spin_ns(void)
 {
-    static int nprogress = -1;
-    static long effective;
-    if (rt_progress_list.n != nprogress) { /* a transport started (or a hook came or went) */
-        nprogress = rt_progress_list.n;
-        effective = rt_net_threads() && 2L * rt.boot.local_size > rt_usable_cores() ? 0 : spin_ns;
+    if (rt_progress_list.n != spin_for_hooks) { /* a transport started (or a hook came or went) */
+        spin_for_hooks = rt_progress_list.n;
+        spin_effective = rt_net_threads() && 2L * rt.boot.local_size > cores ? 0 : spin_ns;
     }
-    return effective;
+    return spin_effective;
 }
 
 void rt_wait_spun(long ns) { spun_ns = ns; }

@@ -7,10 +7,9 @@ run under hintrun with --check (data and untouched receive holes) and --vary-dat
 working, the CSV of contiguous runs keeps its nine fields, strided lines carry stype,rtype, and
 misuse is refused with a message naming what is wrong.
 """
-import subprocess
 import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from tap import report  # noqa: E402
+from tap import csv_lines, report, run_bench  # noqa: E402
 
 hintrun, bench = sys.argv[1:3]
 SIZES = [0, 8, 24, 4096]
@@ -22,11 +21,7 @@ def check(ok, what, detail=""):
 
 
 def run(P, args):
-    return subprocess.run([hintrun, "-n", str(P), bench] + args, capture_output=True, text=True, timeout=60)
-
-
-def csv_lines(out):
-    return [l.split(",") for l in out.splitlines() if l and not l.startswith("#")]
+    return run_bench(hintrun, bench, P, args)
 
 
 def checked_run(P, op, stype, rtype):

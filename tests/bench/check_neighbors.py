@@ -10,10 +10,9 @@ data, so a wrong result fails the case; the CSV's algorithm field must name the 
 (or naive for morton when the third argument says the build has no shared heap for malloc).
 Also: a bad --graph is refused, naming it.
 """
-import subprocess
 import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from tap import report  # noqa: E402
+from tap import csv_lines, report, run_bench  # noqa: E402
 
 hintrun, bench = sys.argv[1:3]
 ON_HEAP = len(sys.argv) < 4 or sys.argv[3] == "heap"
@@ -26,11 +25,7 @@ def check(ok, what, detail=""):
 
 
 def run(P, args):
-    return subprocess.run([hintrun, "-n", str(P), bench] + args, capture_output=True, text=True, timeout=60)
-
-
-def csv_lines(out):
-    return [l.split(",") for l in out.splitlines() if l and not l.startswith("#")]
+    return run_bench(hintrun, bench, P, args)
 
 
 def checked_run(P, op, graph, alg):
