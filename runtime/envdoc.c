@@ -82,7 +82,7 @@ const struct rt_env_var rt_env_vars[] = {
                 "heap, else cma, else bounce)"},
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: each rank prints at finalize how many messages took each path, and on a line of its own "
-                "the data bytes they carried (shm sends)"},
+                "the data bytes they carried (shm sends; across nodes a third line, `bytes sent across nodes: ofi N`)"},
     {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the preferred one offered",
      .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
                 "it needs FI_EP_RDM endpoints with FI_TAGGED"},

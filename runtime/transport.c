@@ -195,4 +195,13 @@ void rt_transport_stats(char *buf, size_t len)
             used += (size_t)T.active[i]->stats(buf + used, len - used);
 }
 
+void rt_transport_stats_bytes(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < T.nactive && used < len; i++)
+        if (T.active[i] != T.sleeper && T.active[i]->stats_bytes)
+            used += (size_t)T.active[i]->stats_bytes(buf + used, len - used);
+}
+
 struct rt_progress_list rt_progress_list;

@@ -71,6 +71,9 @@ struct rt_transport {
     long (*sleep_arm)(void);
     /* Optional: append ", name N" style counts to the HINT_P2P_STATS line; returns chars written. */
     int (*stats)(char *buf, size_t len);
+    /* Optional: append ", name N" with the data bytes of the messages it sent (HINT_P2P_STATS's
+       "bytes sent across nodes" line); returns chars written. */
+    int (*stats_bytes)(char *buf, size_t len);
     /* Optional fast paths for one small contiguous message with no request, which blocking sends
        and receives (the public ones and the collectives') take when they can; sig is
        dt_sig_basic's kind.
@@ -128,6 +131,8 @@ void rt_progress_hook_remove(void (*hook)(void));
 long rt_sleep_arm(void);
 /* The HINT_P2P_STATS counts of the transports after the sleeper's (", ofi N"), into buf. */
 void rt_transport_stats(char *buf, size_t len);
+/* Their data bytes likewise (", ofi N"; empty when none reports any). */
+void rt_transport_stats_bytes(char *buf, size_t len);
 
 /* Wake world rank w if it sleeps in a wait whose condition is a shared word the caller has just
    stored (barrier release, bcast counters). */

@@ -2,7 +2,7 @@
 # Point to point across virtual nodes through the libfabric transport (tests/ranks/ofi_p2p.c's
 # cases at uneven splits, P=16 on 4 nodes for the oversubscribed wait; large messages by tagged
 # rendezvous and by RMA reads, each forced with HINT_OFI_RMA_MIN), the HINT_P2P_STATS count
-# of messages sent over it, the bound on unexpected messages, fi_tsend only (HINT_OFI_INJECT=0),
+# of messages sent over it and their bytes, the bound on unexpected messages, fi_tsend only (HINT_OFI_INJECT=0),
 # the provider hint picks when none is named, and a provider that does not exist
 # refused at start with its name.
 # The provider is the environment's, else tcp over loopback (what CI has). TAP.
@@ -21,7 +21,7 @@ run() { # K P CASE [what the environment forces]
   then ok "$3 at P=$2 on $1 nodes${4:+ ($4)}"
   else notok "$3 at P=$2 on $1 nodes${4:+ ($4)} (exit $rc)" "$out"; fi
 }
-echo "1..44"
+echo "1..45"
 for c in mixed anysource truncate big derived outstanding sync; do
   for kp in "2 2" "2 5" "3 8"; do
     set -- $kp
@@ -69,6 +69,11 @@ counts=$(printf '%s\n' "$out" | sed -n 's/.*messages sent: .*, ofi \([0-9]*\)$/\
 if [ "$(printf '%s\n' "$counts" | awk '$1 >= 24 && $1 <= 30' | wc -l)" -eq 4 ]; then
   ok "HINT_P2P_STATS counts 24-30 messages over ofi on each rank: $(echo $counts)"
 else notok "HINT_P2P_STATS counts 24-30 messages over ofi on each rank" "$out"; fi
+# and the data bytes of those messages on a line of their own, after the shm line's "bytes sent"
+bytes=$(printf '%s\n' "$out" | sed -n 's/.*bytes sent across nodes: ofi \([0-9]*\)$/\1/p')
+if [ "$(printf '%s\n' "$bytes" | awk '$1 > 0' | wc -l)" -eq 4 ]; then
+  ok "HINT_P2P_STATS gives the bytes sent over ofi on each rank: $(echo $bytes)"
+else notok "HINT_P2P_STATS gives the bytes sent over ofi on each rank" "$out"; fi
 # 8 receive buffers: the 1000 unexpected messages are copied out of them (within the bound) ...
 out=$(HINT_OFI_RX_BUFFERS=8 timeout 300 "$hintrun" --nodes 2 -n 4 "$prog" outstanding 2>&1)
 if [ $? -eq 0 ]; then ok "outstanding with 8 receive buffers (unexpected messages copied out)"

@@ -500,6 +500,14 @@ static int ofi_stats(char *buf, size_t len)
     return n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
 }
 
+static int ofi_stats_bytes(char *buf, size_t len)
+{
+    if (ofi_sent() == 0 && rt.boot.nnodes <= 1)
+        return 0;
+    int n = snprintf(buf, len, ", ofi %llu", ofi_sent_bytes());
+    return n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
+}
+
 const struct rt_transport ofi_transport = {
     .name = "ofi",
     .caps = 0,
@@ -513,4 +521,5 @@ const struct rt_transport ofi_transport = {
     .pending = ofi_p2p_pending,
     .sleep_arm = ofi_sleep_arm,
     .stats = ofi_stats,
+    .stats_bytes = ofi_stats_bytes,
 };

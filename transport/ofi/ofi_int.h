@@ -107,6 +107,7 @@ void ofi_deliver(struct hint_request_s *r, int src, void *msg);
 size_t ofi_msg_bytes(const void *msg); /* an unexpected message's bytes (probes) */
 void ofi_progress(void);
 unsigned long ofi_sent(void);
+unsigned long long ofi_sent_bytes(void); /* data bytes of those messages */
 unsigned long ofi_completions(void); /* CQ entries read so far */
 /* fabric.c */
 int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc);

@@ -85,9 +85,11 @@ static struct {
 } P;
 
 static unsigned long sent; /* messages sent over the fabric; kept after fini for the stats line */
+static unsigned long long sent_bytes; /* their data bytes, likewise */
 static unsigned long completions; /* CQ entries read (fabric.c: was a wake-up for nothing?) */
 
 unsigned long ofi_sent(void) { return sent; }
+unsigned long long ofi_sent_bytes(void) { return sent_bytes; }
 unsigned long ofi_completions(void) { return completions; }
 int ofi_p2p_pending(void) { return P.pending; }
 bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
@@ -332,6 +334,7 @@ void ofi_isend(struct hint_request_s *r)
 {
     P.pending++;
     sent++;
+    sent_bytes += r->bytes;
     r->phase = PH_FIRST;
     queue_ctrl(r);
 }

@@ -131,6 +131,10 @@ void shm_p2p_fini(void)
                S.sent[SHM_PATH_HEAP], S.sent[SHM_PATH_CMA], S.sent[SHM_PATH_BOUNCE], others);
         /* a line of its own: scripts sum the numbers of the line above as messages */
         RT_ERR("shm", "bytes sent: %llu", S.sent_bytes);
+        /* and those of the other transports on a third line (not matched by "bytes sent:") */
+        rt_transport_stats_bytes(others, sizeof others);
+        if (others[0])
+            RT_ERR("shm", "bytes sent across nodes: %s", others + 2);
     }
     while (S.spills) {
         struct spilled *sp = S.spills;
