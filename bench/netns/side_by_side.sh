@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/netns/side_by_side.sh — hint between two "hosts" (network namespaces joined by a veth
-# pair) beside fi_pingpong on the same libfabric provider and beside MPICH, runs interleaved.
-# Needs root, iproute2, libfabric-bin (fi_pingpong), mpich; see --help. Not part of CI.
+# pair) beside fi_pingpong on the same libfabric provider and beside MPICH (and Open MPI), runs
+# interleaved. Needs root, iproute2, libfabric-bin (fi_pingpong), mpich (openmpi-bin for ompi);
+# see --help. Not part of CI.
 set -u
 usage() {
   cat <<'USAGE'
@@ -10,13 +11,16 @@ usage: bench/netns/side_by_side.sh [options] BUILD_DIR
   in both, 10.93.0.1 and 10.93.0.2), runs the chosen benchmarks between them ROUNDS times,
   interleaved (round 1: every tool, round 2: every tool, ...), prints each run's table and a
   summary of medians per size, and removes the namespaces on every path (exit, Ctrl-C, error).
-  BUILD_DIR is a hint build folder (launcher/hintrun, bench/hint-bench, bench/mpi/hint-bench-mpich).
+  BUILD_DIR is a hint build folder (launcher/hintrun, bench/hint-bench, bench/mpi/hint-bench-mpich,
+  bench/mpi/hint-bench-openmpi for ompi).
 options:
   --rounds N        runs of each tool (default 5)
   --iters N         iterations per size for the latency runs (default 2000; a tenth from 1 MiB)
   --sizes LIST      comma list of sizes in bytes (default 8,64,512,4096,65536,262144,1048576,4194304)
   --what LIST       comma list of: fi (fi_pingpong), hint, mpich (p2p latency), hintbw, mpichbw
-                    (windowed bandwidth), coll (alltoall and allreduce, hint and MPICH)
+                    (windowed bandwidth), coll (alltoall and allreduce, hint and MPICH),
+                    ompi, ompibw (Open MPI 4.1: its TCP BTL with btl_tcp_if_include and
+                    oob_tcp_if_include naming the veth; it busy-polls like MPICH)
                     (default fi,hint,mpich)
   --provider P      libfabric provider for fi_pingpong and hint (default net: libfabric 1.17's
                     native tcp RDM, what hint picks when no provider is named; tcp gives
@@ -59,6 +63,8 @@ agent=$src/tests/launcher/ns_agent.sh
 [ "$(id -u)" -eq 0 ] || { echo "side_by_side.sh: needs root (ip netns)" >&2; exit 2; }
 for t in ip unshare; do command -v $t >/dev/null || { echo "side_by_side.sh: needs $t (iproute2, util-linux)" >&2; exit 2; }; done
 case ,$what, in *,fi,*) command -v fi_pingpong >/dev/null || { echo "side_by_side.sh: fi_pingpong missing: apt-get install libfabric-bin, or drop fi from --what" >&2; exit 2; } ;; esac
+case ,$what, in *,ompi*,*) command -v mpirun.openmpi >/dev/null && [ -x "$build/bench/mpi/hint-bench-openmpi" ] ||
+  { echo "side_by_side.sh: needs mpirun.openmpi (apt-get install openmpi-bin) and $build/bench/mpi/hint-bench-openmpi" >&2; exit 2; } ;; esac
 case ,$what, in *,mpich*|*,coll,*) command -v mpiexec.mpich >/dev/null && [ -x "$build/bench/mpi/hint-bench-mpich" ] ||
   { echo "side_by_side.sh: needs mpiexec.mpich (apt-get install mpich) and $build/bench/mpi/hint-bench-mpich" >&2; exit 2; } ;; esac
 
@@ -112,6 +118,12 @@ run_mpich() { # OP [hint-bench args]
     timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n 2 -ppn 1 \
     -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "$build/bench/mpi/hint-bench-mpich" "$@"
 }
+run_ompi() { # OP [hint-bench args]  (Open MPI's rsh launcher through ns_ssh.sh; TCP BTL on the veth)
+  ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
+    timeout 600 mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$src/bench/netns/ns_ssh.sh" \
+    --host $IPA,$IPB -np 2 --mca btl tcp,self --mca btl_tcp_if_include $IF --mca oob_tcp_if_include $IF \
+    "$build/bench/mpi/hint-bench-openmpi" "$@"
+}
 
 run_p2p() { # RUNNER: hint-bench latency, the sizes from 1 MiB with fewer iterations
   local small= large=
@@ -130,6 +142,8 @@ for r in $(seq "$rounds"); do
       mpich) run_p2p run_mpich >"$f" 2>&1 ;;
       hintbw) run_hint bandwidth --sizes "$sizes" --iters 20 >"$f" 2>&1 ;;
       mpichbw) run_mpich bandwidth --sizes "$sizes" --iters 20 >"$f" 2>&1 ;;
+      ompi) run_p2p run_ompi >"$f" 2>&1 ;;
+      ompibw) run_ompi bandwidth --sizes "$sizes" --iters 20 >"$f" 2>&1 ;;
       coll)
         for op in allreduce alltoall; do
           run_hint $op --sizes "$sizes" --iters "$iters" >"$raw/hint_$op.$r" 2>&1
@@ -171,9 +185,10 @@ summarize() { # TITLE FILES... (the first is the reference of the ratio columns)
   done
 }
 lat=()
-for w in hint fi mpich "${!variant[@]}" "${!fivariant[@]}"; do case ,$what, in *,$w,*) lat+=($w) ;; esac; done
+for w in hint fi mpich ompi "${!variant[@]}" "${!fivariant[@]}"; do case ,$what, in *,$w,*) lat+=($w) ;; esac; done
 [ ${#lat[@]} -gt 0 ] && summarize "p2p latency (us, one way)" "${lat[@]}"
-case ,$what, in *,hintbw,*) summarize "bandwidth (MB/s)" hintbw $(case ,$what, in *,mpichbw,*) echo mpichbw ;; esac) ;; esac
+case ,$what, in *,hintbw,*) summarize "bandwidth (MB/s)" hintbw $(case ,$what, in *,mpichbw,*) echo mpichbw ;; esac) \
+  $(case ,$what, in *,ompibw,*) echo ompibw ;; esac) ;; esac
 case ,$what, in *,coll,*)
   for op in allreduce alltoall; do summarize "$op (us)" hint_$op mpich_$op; done ;; esac
 [ -n "$out" ] && echo "# raw output in $out"
