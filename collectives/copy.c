@@ -134,12 +134,11 @@ void copy_fence(void)
 
 bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R)
 {
-    if (n < T) {
-        memcpy(dst, src, n);
+    if (n < T || n <= R) {
+        memcpy(dst, src, n); /* under T; or R covers the block (a block of exactly T while R = T):
+                                no non-temporal part, so the call's time says nothing about R */
         return false;
     }
-    if (R > n)
-        R = n;
     memcpy(dst, src, R);
     copy_nt((char *)dst + R, (const char *)src + R, n - R);
     return true;

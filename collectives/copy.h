@@ -17,15 +17,16 @@ enum copy_mode { COPY_HYBRID = 0, COPY_TEMPORAL = 1, COPY_NT = 2 };
 void copy_nt(void *dst, const void *src, size_t n);
 /* Alg. 4 as the HINT paper writes it: n < T: memcpy; else memcpy of the first R bytes (R from
    the run-time adjustment below, at most n) and non-temporal for the rest. T is fixed (L2 / P);
-   R moves. Returns true when the else branch ran (the copy's time depends on R). */
+   R moves. Returns true when a non-temporal part ran (n >= T and n > R: the copy's time depends
+   on R); a block of exactly T while R is still T is all temporal and returns false. */
 bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R);
 
-/* get_runtime_threshold (Alg. 4) for one block size: R starts at T; on each call that took the
-   else branch (a non-temporal part could run) the copy time is compared with the best so far.
+/* get_runtime_threshold (Alg. 4) for one block size: R starts at T; on each call where a
+   non-temporal part ran (copy_hybrid returned true) the copy time is compared with the best so far.
    The first such call is ignored (cold caches, first-touch faults); the second sets the
    baseline and halves R; each later one that is faster keeps halving, and the first that is not
    faster steps back to the R it was measured against and freezes there. Calls where every block
-   was under T change nothing: their time says nothing about R. */
+   was under T (or all within R) change nothing: their time says nothing about R. */
 struct copy_thresh {
     size_t T;        /* fixed: L2 / P */
     size_t R;        /* temporal bytes of a copy of n >= T bytes */
@@ -35,7 +36,7 @@ struct copy_thresh {
     int frozen;      /* R is final */
 };
 void copy_thresh_init(struct copy_thresh *t, size_t T);
-/* After a call: hybrid_ran = some block of it took the else branch; seconds = its copy time. */
+/* After a call: hybrid_ran = some block of it had a non-temporal part; seconds = its copy time. */
 void copy_thresh_record(struct copy_thresh *t, bool hybrid_ran, double seconds);
 /* Orders the non-temporal stores before what follows (sfence). */
 void copy_fence(void);

@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_copy.c — the HINT paper's hybrid copy (Alg. 4) and its run-time threshold:
  * a block under the fixed T is copied wholly temporally whatever R is, a block of T or more is
- * split at R, and get_runtime_threshold's adjustment is driven with made-up timings, every step
+ * split at R (a block of exactly T while R = T has no non-temporal part and never counts), and get_runtime_threshold's adjustment is driven with made-up timings, every step
  * checked: calls under T change nothing, the first timed call is ignored, R halves while calls
  * get faster, and the first call that is not faster steps R back to the value the best time was
  * measured with (also from 0) and freezes it.
@@ -30,11 +30,13 @@ Test(copy, hybrid_compares_with_T_and_splits_at_R)
     struct { size_t n, T, R; bool split; } cases[] = {
         {999, 1000, 0, false},    /* under T: memcpy even with R = 0 (the old code halved T itself) */
         {999, 1000, 500, false},
-        {1000, 1000, 1000, true}, /* n >= T: else branch, R temporal bytes, n - R non-temporal */
+        {1000, 1000, 1000, false}, /* exactly T while R = T: all temporal, no non-temporal part */
+        {1001, 1000, 1000, true}, /* n >= T: else branch, R temporal bytes, n - R non-temporal */
+        {1000, 1000, 500, true},  /* exactly T once R has halved: 500 bytes non-temporal */
         {4096, 1000, 250, true},
         {4096, 1000, 0, true},
-        {300, 200, 4000, true},   /* R beyond n: all temporal */
-        {0, 0, 0, true},
+        {300, 200, 4000, false},  /* R beyond n: all temporal */
+        {0, 0, 0, false},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         memset(dst, 0xAA, N);
@@ -72,6 +74,41 @@ Test(copy, threshold_starts_at_T_and_halves_only_on_timed_calls)
     copy_thresh_record(&t, true, 1.0);
     expect_state(&t, 500, 3.0, 1, "frozen: stays");
     cr_expect_eq(t.T, 1000, "T never moves");
+}
+
+/* Blocks of exactly T bytes (issue 23 item 2's case): while R = T they are copied wholly
+   temporally, so no call counts toward the halving, however fast; once R is below T (after calls
+   of larger blocks) the same blocks have a non-temporal part and count. copy_hybrid's answer
+   drives the adjustment, as in the copy orders. */
+Test(copy, block_of_exactly_T_halves_only_when_a_non_temporal_part_ran)
+{
+    enum { T = 1024 };
+    static unsigned char src[2 * T], dst[2 * T];
+    for (int i = 0; i < 2 * T; i++)
+        src[i] = (unsigned char)(i * 5 + 1);
+    struct copy_thresh t;
+    copy_thresh_init(&t, T);
+    for (int k = 0; k < 4; k++) {
+        bool nt = copy_hybrid(dst, src, T, t.T, t.R);
+        cr_expect(!nt, "call %d: a block of exactly T with R = T ran a non-temporal part", k);
+        copy_thresh_record(&t, nt, 4.0 - k); /* faster each time: must not matter */
+        expect_state(&t, T, 0, 0, "exactly T, R = T: nothing recorded");
+        cr_expect_eq(t.warm, 0, "call %d: an all-temporal call is not the first timed call", k);
+    }
+    bool nt = copy_hybrid(dst, src, T + 1, t.T, t.R);
+    cr_expect(nt, "T + 1 bytes: one byte non-temporal");
+    copy_thresh_record(&t, nt, 9.0);
+    expect_state(&t, T, 0, 0, "first call with a non-temporal part: ignored (cold)");
+    cr_expect_eq(t.warm, 1);
+    nt = copy_hybrid(dst, src, T + 1, t.T, t.R);
+    copy_thresh_record(&t, nt, 4.0);
+    expect_state(&t, T / 2, 4.0, 0, "baseline at R = T, halve");
+    nt = copy_hybrid(dst, src, T, t.T, t.R);
+    cr_expect(nt, "exactly T with R = T/2: half non-temporal");
+    copy_fence();
+    cr_expect(memcmp(dst, src, T) == 0);
+    copy_thresh_record(&t, nt, 3.0);
+    expect_state(&t, T / 4, 3.0, 0, "exactly T, faster at T/2: counts, halve");
 }
 
 Test(copy, threshold_steps_back_from_zero_to_the_last_value)
