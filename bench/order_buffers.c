@@ -7,6 +7,7 @@
  * then pass each block's pieces to the kernel as iovecs): d8, one double in every 16 bytes;
  * d64, 64 bytes in every 128. Sizes are data bytes per block; a side spans twice that.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,25 @@ static void run(const char *kind, unsigned char *s, unsigned char *r, int P, int
     }
 }
 
+/* The layout named on the command line (d8, d64, their early forms, bytes); -1 when unknown. */
+static int make_layout(const char *lay)
+{
+    if (strcmp(lay, "bytes") == 0)
+        return 0;
+    if (strcmp(lay, "d8") && strcmp(lay, "d64") && strcmp(lay, "d8early") && strcmp(lay, "d64early")) {
+        fprintf(stderr, "hint-order-buffers: layout %s is not bytes, d8, d64, d8early or d64early\n", lay);
+        return -1;
+    }
+    unit = lay[1] == '8' ? 8 : 64;
+    stretch = 2;
+    hint_type c;
+    hint_type_contiguous(unit, HINT_BYTE, &c);
+    hint_type_resized(c, 0, (ptrdiff_t)(2 * unit), &layout);
+    hint_type_free(&c);
+    hint_type_commit(&layout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--help")) {
@@ -73,26 +93,22 @@ int main(int argc, char **argv)
                "alltoall at 4K..1M per block (up to %u bytes per side), buffers on the heap, the stack and\n"
                "in an mmap, through morton and hilbert (CMA off the heap) and pairwise; the median call\n"
                "time of the slowest rank, in us. d8: both sides a derived type, one double every 16 bytes;\n"
-               "d64: 64 bytes every 128 (sizes count data bytes; off the heap the pieces go as iovecs).\n",
+               "d64: 64 bytes every 128 (sizes count data bytes; off the heap the pieces go as iovecs);\n"
+               "d8early, d64early: the same committed before hint_init (piece list copied to the heap).\n",
                MAXSIDE);
         return 0;
     }
+    /* d8early, d64early: the type committed before hint_init, so its piece list is not on the
+       heap and the orders copy it there for the peers on the first call (issue 23) */
+    const char *lay = argc > 2 ? argv[2] : "bytes";
+    bool early = strstr(lay, "early") != NULL;
+    if (early && make_layout(lay) != 0)
+        return 1;
     if (hint_init(&argc, &argv) != HINT_SUCCESS)
         return 1;
-    int P, rank, iters = argc > 1 ? atoi(argv[1]) : 50;
-    const char *lay = argc > 2 ? argv[2] : "bytes";
-    if (strcmp(lay, "d8") == 0 || strcmp(lay, "d64") == 0) {
-        unit = lay[1] == '8' ? 8 : 64;
-        stretch = 2;
-        hint_type c;
-        hint_type_contiguous(unit, HINT_BYTE, &c);
-        hint_type_resized(c, 0, (ptrdiff_t)(2 * unit), &layout);
-        hint_type_free(&c);
-        hint_type_commit(&layout);
-    } else if (strcmp(lay, "bytes") != 0) {
-        fprintf(stderr, "hint-order-buffers: layout %s is not bytes, d8 or d64\n", lay);
+    if (!early && make_layout(lay) != 0)
         hint_abort(1);
-    }
+    int P, rank, iters = argc > 1 ? atoi(argv[1]) : 50;
     hint_group_size(HINT_WORLD, &P);
     hint_group_rank(HINT_WORLD, &rank);
     unsigned char *hs = hint_malloc(MAXSIDE), *hr = hint_malloc(MAXSIDE);

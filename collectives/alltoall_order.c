@@ -10,10 +10,12 @@
  * is published as its address, and the blocks that touch it are copied in the same order with
  * process_vm_readv/writev (CMA, single copy); a derived side goes as its pieces turned into
  * iovecs (dt_flat_iovec, up to IOV_MAX a call on each side), or, when its pieces are small
- * (the kernel's cost is per iovec), through a buffer the CPU packs or unpacks (cma_move). When
- * the kernel refuses CMA (probed once per group), or a derived type's piece list is not on the
- * heap for the peers to read, every rank sees it and the call runs pairwise exchange (ring for
- * allgather) instead.
+ * (the kernel's cost is per iovec), through a buffer the CPU packs or unpacks (cma_move).
+ * A derived type's piece list is read by the peers from the heap: the type's own list, or a copy
+ * made there on its first call and kept with the type (committed before hint_init, a build
+ * without the malloc override, more than 2^20 pieces: dt_iov_shared); with no shared heap or no
+ * room in it, through CMA from the owner's memory. When the kernel refuses CMA (probed once per
+ * group), every rank sees it and the call runs pairwise exchange (ring for allgather) instead.
  * HINT_COLL_STATS counts the paths. Any P.
  * Cost: 2 barriers + P block copies per rank, no message at all; each block is copied once.
  */
@@ -59,11 +61,19 @@ struct order_cache {
     struct thresh th[THRESH_SLOTS];
     int mode;         /* enum copy_mode from HINT_COPY */
     int cma;          /* enum cma_state: probed on the group's first call with a buffer off the heap */
+    /* This call's piece lists published off the heap (SIDE_ADDR), [2p] send and [2p + 1]
+       receive side of member p: read into listbuf through CMA (this rank's own: its address). */
+    const struct dt_iov **lists;
+    struct dt_iov *listbuf;
+    size_t listcap;   /* pieces listbuf holds */
 };
 
 /* The path each call took, per operation (HINT_COLL_STATS prints them at finalize). */
 enum order_path { PATH_HEAP, PATH_CMA, PATH_CMA_DERIVED, PATH_REFUSED, PATH_PIECES_OFF_HEAP, NPATHS };
 static unsigned long path_calls[4][NPATHS]; /* alltoall, alltoallv, allgather, allgatherv */
+/* Of the calls that ran the order: those with a piece list copied to the heap for the peers,
+   and those with one read through CMA (sides_reach's LISTS_COPIED, LISTS_CMA). */
+static unsigned long list_calls[4][2];
 
 int coll_copy_override = -1;
 
@@ -75,6 +85,8 @@ static void cache_free(void *p)
     for (int k = 0; k <= ORDER_NKINDS; k++)
         free(c->in[k]);
     free(c->numa);
+    free(c->lists);
+    free(c->listbuf);
     free(c);
 }
 
@@ -220,6 +232,11 @@ static uint64_t contiguous_side(const char *buf, size_t bytes)
 
 static bool side_is_addr(uint64_t off) { return off != UINT64_MAX && (off & SIDE_ADDR); }
 
+/* A published piece list that is a copy made for the peers (dt_iov_shared's DT_IOV_HEAP_COPY),
+   flagged for the statistics; heap offsets never reach this bit. A list published with
+   SIDE_ADDR is in its owner's memory (DT_IOV_PRIVATE): the peers read it through CMA. */
+#define IOV_COPIED ((uint64_t)1 << 62)
+
 /* Where a derived side's touched bytes [lo, hi) from buf lie: their heap offset, or off the
    heap, buf's address (SIDE_ADDR set; a peer walks the published pieces from it through CMA). */
 static uint64_t derived_side(const char *buf, ptrdiff_t lo, ptrdiff_t hi)
@@ -228,10 +245,24 @@ static uint64_t derived_side(const char *buf, ptrdiff_t lo, ptrdiff_t hi)
     return at != UINT64_MAX ? at : SIDE_ADDR | (uint64_t)(uintptr_t)buf;
 }
 
+/* Where the peers find a derived type's piece list (dt_iov_shared): its heap offset (IOV_COPIED
+   set for a copy made for them), or its address here (SIDE_ADDR: read through CMA); UINT64_MAX
+   without memory for one, which sends every rank to the fallback. */
+static uint64_t publish_pieces(hint_type t, size_t *n)
+{
+    enum dt_iov_where where;
+    const struct dt_iov *iov = dt_iov_shared(t, n, &where);
+    if (iov == NULL)
+        return UINT64_MAX;
+    if (where == DT_IOV_PRIVATE)
+        return SIDE_ADDR | (uint64_t)(uintptr_t)iov;
+    return heap_offset(iov) | (where == DT_IOV_HEAP_COPY ? IOV_COPIED : 0);
+}
+
 /* Publish one side of an alltoall or allgather: its layout, and the heap offset of its first
    touched byte (sides off the heap: their address, contiguous_side and derived_side);
-   UINT64_MAX when a derived type's piece list is off the heap, where the peers cannot read it
-   (or the type has too many pieces to list), which sends every rank to the fallback. */
+   UINT64_MAX when a derived type has no piece list the peers can read (no memory to make one),
+   which sends every rank to the fallback. */
 static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_t nblocks, size_t block,
                              struct coll_shm_layout *out)
 {
@@ -240,11 +271,8 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
         return contiguous_side(buf, block * nblocks);
     size_t n;
     ptrdiff_t lo, hi;
-    const struct dt_iov *iov = dt_iov(l->type, &n);
-    if (iov == NULL || dt_span(l->type, l->count * nblocks, &lo, &hi) != HINT_SUCCESS)
-        return UINT64_MAX;
-    uint64_t at = heap_span(iov, n * sizeof *iov);
-    if (at == UINT64_MAX)
+    uint64_t at = publish_pieces(l->type, &n);
+    if (at == UINT64_MAX || dt_span(l->type, l->count * nblocks, &lo, &hi) != HINT_SUCCESS)
         return UINT64_MAX;
     *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
     return derived_side(buf, lo, hi);
@@ -258,8 +286,7 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     if (l->type == NULL)
         return contiguous_side(buf, v_extent(counts, displs, nb));
     size_t n, es = dt_size(l->type);
-    const struct dt_iov *iov = dt_iov(l->type, &n);
-    uint64_t at = iov ? heap_span(iov, n * sizeof *iov) : UINT64_MAX;
+    uint64_t at = publish_pieces(l->type, &n);
     ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
     if (at == UINT64_MAX)
         return UINT64_MAX;
@@ -283,9 +310,16 @@ static ptrdiff_t block_at(const struct coll_shm_layout *l, size_t block, int i)
     return i * (l->niov ? (ptrdiff_t)l->count * l->extent : (ptrdiff_t)block);
 }
 
-static struct dt_flat side_flat(const struct coll_shm_layout *l)
+/* Member p's send (recv 0) or receive side as pieces: from the heap, or a list off it from
+   this call's copies (read_lists). */
+static struct dt_flat side_flat(const struct order_cache *c, int slot, int p, int recv)
 {
-    return (struct dt_flat){.iov = l->niov ? heap_at(l->iov_off) : NULL, .niov = l->niov, .extent = l->extent};
+    const struct coll_shm_member *m = coll_shm_member(slot, p);
+    const struct coll_shm_layout *l = recv ? &m->rl : &m->sl;
+    struct dt_flat f = {.niov = l->niov, .extent = l->extent};
+    if (l->niov)
+        f.iov = side_is_addr(l->iov_off) ? c->lists[2 * p + recv] : heap_at(l->iov_off & ~IOV_COPIED);
+    return f;
 }
 
 /* What is copied: the matrix's block (s, d) for each operation. */
@@ -345,14 +379,13 @@ static char *side_base(uint64_t off, const struct coll_shm_layout *l)
     return side_is_addr(off) ? (char *)(uintptr_t)(off & ~SIDE_ADDR) : (char *)heap_at(off) - l->lo;
 }
 
-static bool copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, ptrdiff_t soff,
-                       ptrdiff_t roff, size_t n, size_t T, size_t R)
+static bool copy_block(const struct coll_shm_member *ms, const struct coll_shm_member *md, const struct dt_flat *fs,
+                       const struct dt_flat *fd, ptrdiff_t soff, ptrdiff_t roff, size_t n, size_t T, size_t R)
 {
     char *src = side_base(ms->soff, &ms->sl) + soff, *dst = side_base(md->roff, &md->rl) + roff;
     if (ms->sl.niov == 0 && md->rl.niov == 0)
         return copy_hybrid(dst, src, n, T, R);
-    struct dt_flat fs = side_flat(&ms->sl), fd = side_flat(&md->rl);
-    dt_copy_flat(src, &fs, dst, &fd, n);
+    dt_copy_flat(src, fs, dst, fd, n);
     return false;
 }
 
@@ -563,20 +596,86 @@ static int cma_move(pid_t pid, const struct cma_end *local, const struct cma_end
     return 0;
 }
 
+/* Where the call's piece lists are, for HINT_COLL_STATS: some a copy on the heap made for the
+   peers, some read through CMA. */
+enum { LISTS_COPIED = 1, LISTS_CMA = 2 };
+
 /* How the call's sides can be reached: 0 all on the heap; 1 some only through CMA, all
-   contiguous; 2 the same with derived layouts in the call; -1 a derived type's piece list off the
-   heap: the fallback. Every rank computes the same. */
-static int sides_reach(int slot, int P)
+   contiguous; 2 the same with derived layouts in the call (or a piece list only through CMA); -1
+   a derived type without a piece list: the fallback. *lists: LISTS_*. Every rank computes the
+   same. */
+static int sides_reach(int slot, int P, unsigned *lists)
 {
     bool addr = false, derived = false;
+    *lists = 0;
     for (int p = 0; p < P; p++) {
         const struct coll_shm_member *m = coll_shm_member(slot, p);
         if (m->soff == UINT64_MAX || m->roff == UINT64_MAX)
             return -1;
         addr |= side_is_addr(m->soff) || side_is_addr(m->roff);
-        derived |= m->sl.niov || m->rl.niov;
+        for (int r = 0; r < 2; r++) {
+            const struct coll_shm_layout *l = r ? &m->rl : &m->sl;
+            if (l->niov == 0)
+                continue;
+            derived = true;
+            if (side_is_addr(l->iov_off))
+                *lists |= LISTS_CMA, addr = true;
+            else if (l->iov_off & IOV_COPIED)
+                *lists |= LISTS_COPIED;
+        }
     }
     return addr ? 1 + derived : 0;
+}
+
+/* The piece lists the members published off the heap (no shared heap, or no room in it), into
+   c->lists: read through CMA (one read each, a list both sides of a member share once), this
+   rank's own at its address. 0, or the errno (ENOMEM: no room to hold them). */
+static int read_lists(struct order_cache *c, int slot, int P, int me)
+{
+    size_t need = 0;
+    for (int p = 0; p < P; p++) {
+        const struct coll_shm_member *m = coll_shm_member(slot, p);
+        for (int r = 0; r < 2 && p != me; r++) {
+            const struct coll_shm_layout *l = r ? &m->rl : &m->sl;
+            if (l->niov && side_is_addr(l->iov_off))
+                need += l->niov;
+        }
+    }
+    if (c->lists == NULL && (c->lists = calloc(2 * (size_t)P, sizeof *c->lists)) == NULL)
+        return ENOMEM;
+    if (need > c->listcap) {
+        struct dt_iov *b = realloc(c->listbuf, need * sizeof *b);
+        if (b == NULL)
+            return ENOMEM;
+        c->listbuf = b, c->listcap = need;
+    }
+    size_t at = 0;
+    for (int p = 0; p < P; p++) {
+        const struct coll_shm_member *m = coll_shm_member(slot, p);
+        for (int r = 0; r < 2; r++) {
+            const struct coll_shm_layout *l = r ? &m->rl : &m->sl;
+            const struct dt_iov *there = (const struct dt_iov *)(uintptr_t)(l->iov_off & ~SIDE_ADDR);
+            c->lists[2 * p + r] = NULL;
+            if (l->niov == 0 || !side_is_addr(l->iov_off))
+                continue;
+            if (p == me || (r == 1 && m->sl.niov == l->niov && m->sl.iov_off == l->iov_off)) {
+                c->lists[2 * p + r] = p == me ? there : c->lists[2 * p];
+                continue;
+            }
+            size_t bytes = l->niov * sizeof *there;
+            char *into = (char *)(c->listbuf + at);
+            for (size_t done = 0; done < bytes;) {
+                struct iovec li = {into + done, bytes - done}, ri = {(char *)there + done, bytes - done};
+                ssize_t got = process_vm_readv(m->pid, &li, 1, &ri, 1, 0);
+                if (got <= 0 && !(got < 0 && errno == EINTR))
+                    return got < 0 ? errno : EIO;
+                done += got > 0 ? (size_t)got : 0;
+            }
+            c->lists[2 * p + r] = c->listbuf + at;
+            at += l->niov;
+        }
+    }
+    return 0;
 }
 
 /* May this rank read the other members' memory? One read of a byte of a peer's side off the
@@ -586,7 +685,10 @@ static int cma_probe(int slot, int P, int me)
 {
     for (int p = 0; p < P; p++) {
         const struct coll_shm_member *m = coll_shm_member(slot, p);
-        uint64_t off = side_is_addr(m->soff) ? m->soff : m->roff;
+        uint64_t off = side_is_addr(m->soff)        ? m->soff
+                       : side_is_addr(m->roff)      ? m->roff
+                       : side_is_addr(m->sl.iov_off) ? m->sl.iov_off
+                                                     : m->rl.iov_off; /* a piece list off the heap */
         if (p == me || !side_is_addr(off))
             continue;
         char byte;
@@ -634,18 +736,18 @@ static bool owner_copies(const struct coll_shm_member *ms, const struct coll_shm
    process's own memory): the hybrid copy; one side here: CMA to or from the other's process;
    neither (or a derived receive side elsewhere): false (the receiver reads it, order_copy).
    *err gets a failed CMA's errno. */
-static bool copy_any(const struct coll_args *a, int slot, int s, int d, const struct blk *k, size_t T, size_t R,
-                     bool *hybrid_ran, int *err)
+static bool copy_any(const struct coll_args *a, const struct order_cache *c, int slot, int s, int d,
+                     const struct blk *k, size_t T, size_t R, bool *hybrid_ran, int *err)
 {
     const struct coll_shm_member *ms = coll_shm_member(slot, s), *md = coll_shm_member(slot, d);
     bool src_here = !side_is_addr(ms->soff) || s == a->rank, dst_here = !side_is_addr(md->roff) || d == a->rank;
     if (!owner_copies(ms, md, s, d, a->rank))
         return false;
-    struct cma_end src = {side_base(ms->soff, &ms->sl) + k->soff, side_flat(&ms->sl)};
-    struct cma_end dst = {side_base(md->roff, &md->rl) + k->roff, side_flat(&md->rl)};
+    struct cma_end src = {side_base(ms->soff, &ms->sl) + k->soff, side_flat(c, slot, s, 0)};
+    struct cma_end dst = {side_base(md->roff, &md->rl) + k->roff, side_flat(c, slot, d, 1)};
     int e = 0;
     if (src_here && dst_here)
-        *hybrid_ran |= copy_block(ms, md, k->soff, k->roff, k->n, T, R);
+        *hybrid_ran |= copy_block(ms, md, &src.f, &dst.f, k->soff, k->roff, k->n, T, R);
     else if (dst_here)
         e = cma_move(ms->pid, &dst, &src, k->n, false);
     else if (src_here)
@@ -680,7 +782,8 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         return st;
     if (kind < 0 && (tl = numa_tuples(a->g, slot)) == NULL)
         return HINT_ERR_NOMEM; /* every rank has the same inputs: all fail alike */
-    int reach = sides_reach(slot, P); /* every rank sees the same offsets: all choose alike */
+    unsigned lists;
+    int reach = sides_reach(slot, P, &lists); /* every rank sees the same offsets: all choose alike */
     if (reach < 0) {
         path_calls[sh][PATH_PIECES_OFF_HEAP]++;
         return fallback(a, sh);
@@ -700,8 +803,8 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     size_t R = th ? th->th.R : 0;
     double t0 = th ? hint_wtime() : 0;
     bool mismatch = false, hybrid_ran = false;
-    int err = 0;
-    for (int i = 0; i < P; i++) {
+    int err = lists & LISTS_CMA ? read_lists(c, slot, P, a->rank) : 0;
+    for (int i = 0; !err && i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct blk k = block_of(a, sh, slot, s, d);
         if (k.bad) {
@@ -709,14 +812,14 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
             continue;
         }
         if (k.n)
-            copy_any(a, slot, s, d, &k, T, R, &hybrid_ran, &err);
+            copy_any(a, c, slot, s, d, &k, T, R, &hybrid_ran, &err);
     }
-    for (int i = 0; in && side_is_addr(me->roff) && i < P; i++) {
+    for (int i = 0; !err && in && side_is_addr(me->roff) && i < P; i++) {
         int s = (int)in[i].src, owner = (int)in[i].owner;
         struct blk k = block_of(a, sh, slot, s, a->rank);
         if (owner == a->rank || owner_copies(coll_shm_member(slot, s), me, s, a->rank, owner) || k.bad || !k.n)
             continue; /* its owner copied it (or found it bad) */
-        copy_any(a, slot, s, a->rank, &k, T, R, &hybrid_ran, &err);
+        copy_any(a, c, slot, s, a->rank, &k, T, R, &hybrid_ran, &err);
     }
     if (mismatch)
         atomic_store(&coll_shm_slot(slot)->mismatch, (uint64_t)a->tag);
@@ -738,6 +841,8 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
         return fallback(a, sh); /* every block is copied again; no send side was written */
     }
     path_calls[sh][reach == 2 ? PATH_CMA_DERIVED : reach == 1 ? PATH_CMA : PATH_HEAP]++;
+    list_calls[sh][0] += (lists & LISTS_COPIED) != 0;
+    list_calls[sh][1] += (lists & LISTS_CMA) != 0;
     if (atomic_load(&coll_shm_slot(slot)->mismatch) != (uint64_t)a->tag)
         return HINT_SUCCESS;
     return mismatch ? coll_mismatch(a, "a block's send count differs from its receiver's count") : HINT_ERR_MISMATCH;
@@ -751,9 +856,12 @@ void order_stats_report(void)
             n[PATH_HEAP] + n[PATH_CMA] + n[PATH_CMA_DERIVED] + n[PATH_REFUSED] + n[PATH_PIECES_OFF_HEAP])
             RT_ERR("coll", "copy-order %s calls: %lu on the shared heap, %lu through CMA (a buffer off the heap), "
                    "%lu through CMA with derived types (iovecs), %lu fell back (CMA refused), %lu fell back "
-                   "(a derived type's pieces off the heap)", shape_names[sh], n[PATH_HEAP], n[PATH_CMA],
-                   n[PATH_CMA_DERIVED], n[PATH_REFUSED], n[PATH_PIECES_OFF_HEAP]);
+                   "(no piece list for a derived type); piece lists: %lu calls with one copied to the shared "
+                   "heap, %lu with one read through CMA",
+                   shape_names[sh], n[PATH_HEAP], n[PATH_CMA], n[PATH_CMA_DERIVED], n[PATH_REFUSED],
+                   n[PATH_PIECES_OFF_HEAP], list_calls[sh][0], list_calls[sh][1]);
         memset(n, 0, sizeof path_calls[sh]);
+        memset(list_calls[sh], 0, sizeof list_calls[sh]);
     }
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "datatype/type.h"
+#include "runtime/heap.h"
 
 #define DT_PMAX 32 /* longest repeated sequence looked for; longer periods stay unrolled */
 
@@ -42,6 +43,7 @@ struct dt_sink {
     struct dt_iov *iov; /* NULL once past DT_IOV_MAX */
     size_t niov, iovcap;
     size_t nblocks, pos;
+    bool pieces_only; /* dt_iov_fill: the pieces into iov[0..iovcap), no vectorizer */
     ptrdiff_t first_disp;
     bool vec;          /* `cur` holds an open DATA item */
     struct dt_node cur;
@@ -91,6 +93,13 @@ static void dt_sink_piece(struct dt_sink *s, ptrdiff_t d, size_t l)
 {
     if (s->nblocks++ == 0)
         s->first_disp = d;
+    if (s->pieces_only) {
+        if (s->niov < s->iovcap)
+            s->iov[s->niov] = (struct dt_iov){.disp = d, .len = l, .pos = s->pos};
+        s->niov++;
+        s->pos += l;
+        return;
+    }
     if (s->iov != NULL && s->niov == s->iovcap) {
         size_t cap = 2 * s->iovcap;
         struct dt_iov *v = cap <= DT_IOV_MAX ? realloc(s->iov, cap * sizeof *v) : NULL;
@@ -359,7 +368,22 @@ void dt_plan_free(struct dt_plan *p)
         return;
     free(p->items);
     free(p->iov);
+    if (p->heap_shared)
+        heap_release(p->shared);
+    else
+        free(p->shared);
     free(p);
+}
+
+int dt_iov_fill(hint_type t, struct dt_iov *out, size_t n)
+{
+    struct dt_sink s = {.pieces_only = true, .iov = out, .iovcap = n};
+    dt_gen(t, 0, &s);
+    if (s.pend)
+        dt_sink_piece(&s, s.pd, s.pl);
+    if (s.st != HINT_SUCCESS)
+        return s.st;
+    return s.niov == n ? HINT_SUCCESS : HINT_ERR_INTERNAL;
 }
 
 int dt_plan_build(hint_type t)

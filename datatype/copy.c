@@ -8,10 +8,12 @@
  * calls resume at any byte).
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
 #include "datatype/type.h"
+#include "runtime/heap.h"
 
 #define DT_BOUNCE 8192 /* small enough for the stack, large enough to amortise a slice's seek */
 
@@ -79,6 +81,49 @@ const struct dt_iov *dt_iov(hint_type t, size_t *n)
         return NULL;
     *n = t->plan->niov;
     return t->plan->iov;
+}
+
+const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where)
+{
+    *n = 0;
+    if (dt_check(t) != HINT_SUCCESS || t->plan == NULL)
+        return NULL;
+    struct dt_plan *p = t->plan;
+    size_t bytes = p->nblocks * sizeof *p->iov;
+    if (p->iov && heap_span(p->iov, bytes) != UINT64_MAX) {
+        *n = p->niov;
+        *where = DT_IOV_HEAP;
+        return p->iov;
+    }
+    if (p->shared == NULL || (!p->heap_shared && heap.active)) {
+        /* first use, or a private list made while the heap had no room: try the heap (again) */
+        struct dt_iov *v = heap_alloc(bytes, 64, false);
+        bool on_heap = v != NULL;
+        if (v == NULL && p->iov == NULL && p->shared == NULL)
+            v = malloc(bytes);
+        if (v != NULL) {
+            if (p->iov)
+                memcpy(v, p->iov, bytes);
+            else if (dt_iov_fill(t, v, p->nblocks) != HINT_SUCCESS) {
+                on_heap ? heap_release(v) : free(v);
+                v = NULL;
+            }
+        }
+        if (v != NULL) {
+            if (p->heap_shared)
+                heap_release(p->shared);
+            else
+                free(p->shared);
+            p->shared = v;
+            p->heap_shared = on_heap;
+        }
+    }
+    const struct dt_iov *list = p->shared ? p->shared : p->iov;
+    if (list == NULL)
+        return NULL;
+    *n = p->nblocks;
+    *where = p->heap_shared && p->shared ? DT_IOV_HEAP_COPY : DT_IOV_PRIVATE;
+    return list;
 }
 
 /* A piece: the common small lengths as single moves, the rest through memcpy. */

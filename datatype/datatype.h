@@ -112,6 +112,14 @@ struct dt_iov {
 /* The merged pieces of one element of committed t, in packed order (*n of them); NULL when t has
    more than 2^20 pieces (the loop description alone serves it) or is predefined. */
 const struct dt_iov *dt_iov(hint_type t, size_t *n);
+/* The same list where the node's other ranks can read it, for the copy orders: *where says
+   where. DT_IOV_HEAP: t's own list, on the shared heap. DT_IOV_HEAP_COPY: a copy on this rank's
+   part of the shared heap, made on the first call and kept with t until it is freed (t committed
+   before hint_init, a build without the malloc override, or more than 2^20 pieces, whose whole
+   list is built then). DT_IOV_PRIVATE: no shared heap or no room in it: a list in this process's
+   memory (the peers read it through CMA). NULL for predefined types or without memory. */
+enum dt_iov_where { DT_IOV_HEAP, DT_IOV_HEAP_COPY, DT_IOV_PRIVATE };
+const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where);
 
 /* A layout seen through its pieces: `count` elements `extent` bytes apart, each made of iov[0..niov);
    niov == 0 means contiguous bytes. What a rank needs to copy into or out of a peer's layout. */

@@ -51,6 +51,11 @@ struct dt_plan {
     struct dt_iov *iov; /* NULL when the list would exceed DT_IOV_MAX pieces */
     size_t niov;
     size_t nblocks;     /* merged pieces per element (== niov when iov is kept) */
+    /* The list where the node's other ranks can read it (dt_iov_shared), made on first use when
+       iov is not on the shared heap: a copy on the heap (heap_shared), else, with no heap or no
+       room there, the whole list in private memory (only when iov is NULL). */
+    struct dt_iov *shared;
+    bool heap_shared;
     size_t loop_visits; /* DATA items entered per element by the loop interpreter (cost model) */
 };
 
@@ -102,5 +107,8 @@ static inline bool dt_live(hint_type t) { return reg_live(REG_TYPE, t) || dt_liv
 /* commit.c */
 int dt_plan_build(hint_type t);
 void dt_plan_free(struct dt_plan *p);
+/* Writes the n merged pieces of one element of committed t (n == its plan's nblocks) to out,
+   whatever their number (no DT_IOV_MAX): the list commit keeps only up to that size. */
+int dt_iov_fill(hint_type t, struct dt_iov *out, size_t n);
 
 #endif

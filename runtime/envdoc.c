@@ -40,7 +40,8 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "1: each rank prints at finalize how many derived-type bcast/alltoall(v)/allgather(v) calls were "
                 "copied straight from the layouts and how many were packed, and per operation how many copy-order "
                 "calls ran on the shared heap, through CMA (a buffer off the heap; with derived types as iovecs) "
-                "or fell back (CMA refused, a derived type's pieces off the heap)"},
+                "or fell back (CMA refused, no piece list for a derived type), and how many had a type's piece "
+                "list copied to the shared heap or read through CMA"},
     {.name = "HINT_COLL_TYPED", .kind = RT_ENV_BOOL, .dflt = "1",
      .meaning = "0: derived-type bcast/alltoall(v)/allgather(v) calls are always packed through scratch, never "
                 "copied straight from the layouts (for comparison)"},

@@ -16,7 +16,16 @@
  * calls must have gone through CMA with derived types ("rank r: expect derived cma N"), which
  * the driver compares with the HINT_COLL_STATS lines.
  *
+ * Piece lists off the heap (issue 23): the small layouts again with the vector committed before
+ * hint_init, and alltoall/allgather of a type of 2^20 + 1 one-byte pieces (commit keeps no list
+ * for it), one element a block, sides on the heap and in mmaps. Neither may fall back: the call
+ * copies the list to the heap for the peers (under ASan, where malloc is not on the heap, every
+ * derived call does). Each rank prints how many calls had such a copy ("rank r: expect lists
+ * copied N"); the driver compares it with the stats' "piece lists: N calls with one copied".
+ *
  *   order_buffers            the above
+ *   HINT_HEAP=private order_buffers   no shared heap: every buffer off it (the heap kind is
+ *                            malloc's), every piece list read by the peers through CMA
  *   order_buffers refused    first a seccomp filter makes process_vm_readv/writev fail with
  *                            EPERM (as ptrace_scope or a container would); then every call with a
  *                            buffer off the heap must run pairwise (ring for allgather), right.
@@ -180,10 +189,13 @@ struct lay {
     hint_type t;
     size_t size;
     ptrdiff_t extent;
+    bool copied; /* its piece list is not on the heap: the call copies it there for the peers */
 };
-static struct lay SMALL[NLAY], LARGE[NLAY], *LY = SMALL;
+static struct lay SMALL[NLAY], LARGE[NLAY], EARLY[NLAY], *LY = SMALL;
 static size_t unit = 3; /* data bytes of an element of the derived layouts in use */
-static unsigned long want_derived_cma;
+static unsigned long want_derived_cma, want_lists_copied, want_lists_cma;
+static bool no_heap; /* HINT_HEAP=private: no shared heap, every piece list is read through CMA */
+static hint_type early; /* committed before hint_init: its piece list is in glibc's memory */
 static _Alignas(64) unsigned char dstatic_s[DSIDE], dstatic_r[DSIDE];
 
 static void lay_make(struct lay *l, const char *name, hint_type t)
@@ -195,6 +207,8 @@ static void lay_make(struct lay *l, const char *name, hint_type t)
     RC_OK(hint_type_extent(t, &lb, &l->extent));
     l->name = name;
     l->t = t;
+    /* without the malloc override (ASan) no type's pieces are on the heap */
+    l->copied = t != HINT_BYTE && !MALLOC_ON_HEAP;
 }
 
 /* Large pieces (the iovecs go to the kernel as they are) and a sparse layout of small ones (its
@@ -232,6 +246,14 @@ static void make_lays(void)
     RC_OK(hint_type_resized(h, -4, 8, &t));
     RC_OK(hint_type_free(&h));
     lay_make(&LY[4], "resized", t);
+}
+
+/* The small layouts with the vector committed before hint_init (same layout, list off the heap). */
+static void make_early(void)
+{
+    memcpy(EARLY, SMALL, sizeof EARLY);
+    lay_make(&EARLY[1], "vector committed before hint_init", early);
+    EARLY[1].copied = true;
 }
 
 static void free_lays(void)
@@ -275,20 +297,23 @@ static void reverse_displs(const size_t *counts, size_t *displs)
 
 /* The path this call must take, from what every rank passes: the order, or its fallback. */
 static void derived_expect(const char *op, const char *alg, bool off_touched, bool derived_used,
-                           bool derived_touched, size_t bytes_any)
+                           bool derived_touched, bool copied_touched, size_t bytes_any)
 {
-    int mine[3] = {off_touched, derived_used, derived_touched}, all[3];
+    int mine[4] = {off_touched, derived_used, derived_touched, copied_touched}, all[4];
     RC_OK(hint_coll_set("allreduce", "recursive_doubling"));
-    RC_OK(hint_allreduce(mine, all, 3, HINT_INT, HINT_MAX, HINT_WORLD));
+    RC_OK(hint_allreduce(mine, all, 4, HINT_INT, HINT_MAX, HINT_WORLD));
     const char *fallback = !strncmp(op, "allgather", 9) ? "ring" : "pairwise", *want = alg, *ran;
     if (P == 1 || bytes_any == 0)
         want = "trivial";
-    else if (all[1] && !MALLOC_ON_HEAP)
-        want = fallback; /* the types' piece lists are off the heap: the peers cannot read them */
     else if (all[0] && refused)
         want = fallback;
-    else if (all[0] && all[2])
-        want_derived_cma++;
+    else {
+        /* a piece list off the heap (a type committed before hint_init, any type under ASan, more
+           than 2^20 pieces) no longer sends the call to the fallback: copied to the heap */
+        want_derived_cma += all[0] && all[2];
+        want_lists_copied += !no_heap && all[3];
+        want_lists_cma += no_heap && all[2];
+    }
     RC_OK(hint_coll_last(op, &ran));
     if (strcmp(ran, want) != 0)
         RC_FAIL("%s forced to %s ran %s (expected %s)", op, alg, ran, want);
@@ -363,10 +388,11 @@ static void derived_call(const char *op, const char *alg, enum kind ks, enum kin
         bytes_any = 1;
     }
     check_whole(r, want, op, alg, ks, kr, sl, rl, e);
-    bool off = (ks != HEAP && sbytes) || (kr != HEAP && rbytes);
+    bool off = ((ks != HEAP || no_heap) && sbytes) || ((kr != HEAP || no_heap) && rbytes);
     bool used = sl->t != HINT_BYTE || rl->t != HINT_BYTE;
     bool touched = (sl->t != HINT_BYTE && sbytes) || (rl->t != HINT_BYTE && rbytes);
-    derived_expect(op, alg, off, used, touched, bytes_any);
+    bool copied = (sl->copied && sbytes) || (rl->copied && rbytes);
+    derived_expect(op, alg, off, used, touched, copied, bytes_any);
     if (hs)
         heap_buffer_free(hs);
     if (hr)
@@ -400,6 +426,73 @@ static int derived_calls(const char *const *ops, const char *const *algs, const 
     return calls;
 }
 
+/* ---- a type of more than 2^20 pieces: commit keeps no list, the call builds one on the heap ---- */
+
+#define HUGE_PIECES (((size_t)1 << 20) + 1)    /* one-byte pieces, a byte apart */
+#define HUGE_EXT (2 * (ptrdiff_t)HUGE_PIECES - 1)
+
+static unsigned char hval(int from, int to, size_t j, int salt) { return (unsigned char)(from * 31 + to * 17 + j * 3 + salt); }
+
+/* Block bytes j of (from, to) at element `el` of side `at`: the huge layout or plain bytes. */
+static unsigned char *hbyte(unsigned char *at, bool huge, size_t el, size_t j)
+{
+    return huge ? at + (ptrdiff_t)el * HUGE_EXT + 2 * (ptrdiff_t)j : at + el * HUGE_PIECES + j;
+}
+
+/* alltoall or allgather of one element of the huge type (or as many bytes) a block, sides on the
+   heap or in a private mmap; the receive side checked whole (holes keep their sentinel). */
+static void huge_call(const char *op, const char *alg, hint_type huge, bool shuge, enum kind ks, bool rhuge,
+                      enum kind kr, int salt)
+{
+    bool a2a = op[3] == 't';
+    size_t nsend = a2a ? (size_t)P : 1, sz = nsend * (size_t)HUGE_EXT, rz = (size_t)P * (size_t)HUGE_EXT;
+    unsigned char *s = ks == HEAP ? heap_buffer(sz) : mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *r = kr == HEAP ? heap_buffer(rz) : mmap(NULL, rz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    RC_CHECK(s != NULL && s != MAP_FAILED && r != NULL && r != MAP_FAILED);
+    memset(s, DSENT, sz);
+    memset(r, DSENT, rz);
+    int me = rc_rank;
+    for (size_t d = 0; d < nsend; d++)
+        for (size_t j = 0; j < HUGE_PIECES; j++)
+            *hbyte(s, shuge, d, j) = hval(me, a2a ? (int)d : -1, j, salt);
+    RC_OK(hint_coll_set(op, alg));
+    hint_type st = shuge ? huge : HINT_BYTE, rt = rhuge ? huge : HINT_BYTE;
+    size_t sc = shuge ? 1 : HUGE_PIECES, rc = rhuge ? 1 : HUGE_PIECES;
+    RC_OK(a2a ? hint_alltoall(s, sc, st, r, rc, rt, HINT_WORLD) : hint_allgather(s, sc, st, r, rc, rt, HINT_WORLD));
+    for (int p = 0; p < P; p++)
+        for (size_t j = 0; j < HUGE_PIECES; j++) {
+            unsigned char want = hval(p, a2a ? me : -1, j, salt), *at = hbyte(r, rhuge, (size_t)p, j);
+            if (*at != want || (rhuge && j + 1 < HUGE_PIECES && at[1] != DSENT))
+                RC_FAIL("%s %s huge %s %s -> %s %s: block from %d, byte %zu wrong", op, alg, shuge ? "type" : "bytes",
+                        kind_names[ks], rhuge ? "type" : "bytes", kind_names[kr], p, j);
+        }
+    derived_expect(op, alg, ks != HEAP || kr != HEAP || no_heap, true, true, true, 1);
+    if (ks == HEAP)
+        heap_buffer_free(s);
+    else
+        munmap(s, sz);
+    if (kr == HEAP)
+        heap_buffer_free(r);
+    else
+        munmap(r, rz);
+}
+
+static int huge_calls(void)
+{
+    hint_type huge;
+    RC_OK(hint_type_vector(HUGE_PIECES, 1, 2, HINT_BYTE, &huge));
+    RC_OK(hint_type_commit(&huge));
+    ptrdiff_t lb, ext;
+    RC_OK(hint_type_extent(huge, &lb, &ext));
+    RC_CHECK(ext == HUGE_EXT);
+    huge_call("alltoall", "row", huge, true, MMAP, false, HEAP, 1);       /* remote send side read */
+    huge_call("alltoall", "morton", huge, false, HEAP, true, MMAP, 2);    /* receiver reads into its pieces */
+    huge_call("allgather", "morton", huge, true, HEAP, true, HEAP, 3);    /* heap: piece against piece */
+    huge_call("allgather", "morton_numa", huge, true, MMAP, true, MMAP, 4);
+    RC_OK(hint_type_free(&huge));
+    return 4;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--help")) {
@@ -409,10 +502,20 @@ int main(int argc, char **argv)
     refused = argc > 1 && !strcmp(argv[1], "refused");
     if (refused)
         refuse_cma();
+    RC_OK(hint_type_vector(3, 1, 2, HINT_BYTE, &early)); /* SMALL's vector, before hint_init */
+    RC_OK(hint_type_commit(&early));
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
     RC_CHECK(P <= MAXP);
+    void *probe = hint_malloc(1);
+    no_heap = probe == NULL || !hint_mem_shared(probe);
+    hint_free(probe);
+    if (no_heap && !MALLOC_ON_HEAP) {
+        printf("# SKIP: no shared heap and no malloc override: the heap kind has no buffer\n");
+        hint_finalize();
+        return 77;
+    }
     static const char *const a2a[] = {"row", "column", "hilbert", "morton", "morton_numa"};
     static const char *const ops[] = {"alltoall", "alltoallv", "allgather", "allgatherv"};
     int calls = 0;
@@ -434,11 +537,19 @@ int main(int argc, char **argv)
     int dcalls = derived_calls(ops, a2a, (const size_t[]){0, 1, 7, EMAX}, (const size_t[]){0, 1, 7, VMAX});
     LY = LARGE, unit = BIG;
     dcalls += derived_calls(ops, a2a, (const size_t[]){0, 1, 2, 1}, (const size_t[]){0, 1, 1, 1});
+    make_early();
+    LY = EARLY, unit = 3;
+    dcalls += derived_calls(ops, a2a, (const size_t[]){1, 7, 0, 1}, (const size_t[]){1, 7, 0, 1});
+    dcalls += huge_calls();
+    RC_OK(hint_type_free(&early));
     free_lays();
-    /* the pieces of types made after hint_init are on the heap (malloc's override): then the
-       derived calls with a side off the heap must have gone through CMA */
-    RC_CHECK(!MALLOC_ON_HEAP || refused || P == 1 || want_derived_cma > 0);
+    /* the derived calls with a side off the heap must have gone through CMA, whatever the
+       build: the piece lists the malloc override did not put on the heap are copied there */
+    RC_CHECK(refused || P == 1 || want_derived_cma > 0);
+    RC_CHECK(refused || P == 1 || want_lists_copied + want_lists_cma > 0);
     printf("rank %d: expect derived cma %lu\n", rc_rank, want_derived_cma);
+    printf("rank %d: expect lists copied %lu\n", rc_rank, want_lists_copied);
+    printf("rank %d: expect lists cma %lu\n", rc_rank, want_lists_cma);
     fflush(stdout);
     RC_OK(hint_finalize());
     if (rc_rank == 0)

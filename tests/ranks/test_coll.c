@@ -226,16 +226,19 @@ ParameterizedTest(int *np, coll, autotune, .timeout = 120)
 /* The copy orders with buffers of every kind on both sides (heap, stack, static, mmap; issue 23),
    contiguous and derived: through CMA (derived: iovecs), and with CMA refused by a seccomp
    filter, pairwise / ring (tests/ranks/order_buffers.c). Each rank's HINT_COLL_STATS lines must
-   count as many calls through CMA with derived types as the rank expects. */
+   count as many calls through CMA with derived types as the rank expects, and as many with a
+   piece list copied to the heap (types committed before hint_init, of more than 2^20 pieces,
+   every type under ASan) or, under HINT_HEAP=private, read through CMA. */
 struct buffers_case {
     int np;
     bool refused;
+    bool private_heap; /* HINT_HEAP=private: piece lists read through CMA */
 };
 
 ParameterizedTestParameters(coll, order_buffers)
 {
-    static struct buffers_case c[] = {{1, false}, {2, false}, {3, false}, {4, false}, {5, false}, {8, false},
-                                      {3, true}};
+    static struct buffers_case c[] = {{1, false, false}, {2, false, false}, {3, false, false}, {4, false, false},
+                                      {5, false, false}, {8, false, false}, {3, true, false}, {3, false, true}};
     return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
 }
 
@@ -260,15 +263,37 @@ static bool derived_cma_counts(const char *out, int r, unsigned long *want, unsi
     return true;
 }
 
+/* Rank r's "expect lists copied N" (cma: "expect lists cma N") and the sum of its stats lines'
+   "piece lists: N calls with one copied to the shared heap, M with one read through CMA" (N, or
+   M); false when the expectation is missing. */
+static bool lists_counts(const char *out, int r, bool cma, unsigned long *want, unsigned long *got)
+{
+    char key[64];
+    snprintf(key, sizeof key, "rank %d: expect lists %s ", r, cma ? "cma" : "copied");
+    const char *w = strstr(out, key);
+    if (w == NULL || sscanf(w + strlen(key), "%lu", want) != 1)
+        return false;
+    *got = 0;
+    snprintf(key, sizeof key, "hint[rank %d] coll: order_stats_report: ", r);
+    for (const char *g = strstr(out, key); g; g = strstr(g + 1, key)) {
+        unsigned long n[2];
+        const char *lists = strstr(g, "piece lists: ");
+        if (lists && sscanf(lists, "piece lists: %lu calls with one copied to the shared heap, %lu with one read "
+                            "through CMA", &n[0], &n[1]) == 2)
+            *got += n[cma];
+    }
+    return true;
+}
+
 ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
 {
     if (spans_nodes(c->np))
         cr_skip_test("the copy orders need one node");
     const char *argv[] = {job_build_path("tests/ranks/order_buffers"), c->refused ? "refused" : NULL, NULL};
-    const char *const env[] = {"HINT_COLL_STATS=1", NULL};
+    const char *const env[] = {"HINT_COLL_STATS=1", c->private_heap ? "HINT_HEAP=private" : NULL, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
-    if (c->refused && strstr(res.output, "# SKIP"))
+    if ((c->refused || c->private_heap) && strstr(res.output, "# SKIP"))
         cr_skip_test("%s", strstr(res.output, "# SKIP"));
     cr_expect_eq(res.status, 0, "%d ranks%s:\n%s", c->np, c->refused ? ", CMA refused" : "", res.output);
     /* each rank's HINT_COLL_STATS line names the path: CMA, or the fallback when refused (one
@@ -282,6 +307,12 @@ ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
         unsigned long want, got;
         cr_expect(derived_cma_counts(res.output, r, &want, &got) && want == got,
                   "rank %d: derived-type calls through CMA expected %lu, stats say %lu:\n%s", r, want, got, res.output);
+        /* types committed before hint_init, of more than 2^20 pieces, every type under ASan: their
+           piece lists copied to the heap, the order run (not the fallback) */
+        cr_expect(lists_counts(res.output, r, c->private_heap, &want, &got) && want == got &&
+                      (c->refused || want > 0),
+                  "rank %d: calls with a piece list %s expected %lu, stats say %lu:\n%s", r,
+                  c->private_heap ? "read through CMA" : "copied to the heap", want, got, res.output);
     }
     free(res.output);
 }

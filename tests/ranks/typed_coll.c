@@ -8,7 +8,7 @@
  * irregular, some empty, in reverse rank order with gaps), on the shared
  * heap or (argument `mmap`) in private mappings. A receive buffer is checked whole: data where
  * the type puts it, the holes' sentinel untouched. One layout is committed before hint_init, so
- * its piece list is off the heap: the copy orders must fall back to pairwise on packed bytes.
+ * its piece list is off the heap: the copy order copies it to the heap and runs all the same.
  * At the end each rank prints how many of its calls with a derived side ran an algorithm that
  * copies straight from the layouts ("typed", per the tables) and how many were packed; the
  * driver compares that with HINT_COLL_STATS. Under HINT_COLL_TYPED=0 every such call must be packed.
@@ -325,7 +325,8 @@ static void fallback_then_publish(void)
     }
 }
 
-/* The early type's pieces are off the heap: a copy order falls back, with the right result. */
+/* The early type's pieces are off the heap: the copy order copies them to the heap for the peers
+   and runs (issue 23), with the right result. */
 static void off_heap_pieces(void)
 {
     struct layout e;
@@ -334,11 +335,11 @@ static void off_heap_pieces(void)
     one_call(COLL_ALLTOALL, "column", &e, &L[0], 48, 1);
     const char *ran;
     RC_OK(hint_coll_last("alltoall", &ran));
-    /* packed, column never sees the type: its contiguous sides (an mmap'd receive side, packing
-       scratch off the heap without the malloc override) go through CMA, or pairwise where the
-       kernel refuses CMA (tests/ranks/order_buffers.c checks which) */
-    const char *want = typed_on ? "pairwise" : "column";
-    bool cma_or_refused = !typed_on && (use_mmap || !MALLOC_ON_HEAP) && !strcmp(ran, "pairwise");
+    /* sides off the heap (an mmap'd receive side, packing scratch without the malloc override)
+       go through CMA, or pairwise where the kernel refuses CMA (tests/ranks/order_buffers.c
+       checks which) */
+    const char *want = "column";
+    bool cma_or_refused = (use_mmap || !MALLOC_ON_HEAP) && !strcmp(ran, "pairwise");
     if (P > 1 && strcmp(ran, want) != 0 && !cma_or_refused)
         RC_FAIL("a type committed before hint_init ran %s, expected %s", ran, want);
     RC_OK(hint_type_free(&e.t));
