@@ -94,7 +94,8 @@ int main(int argc, char **argv)
                "in an mmap, through morton and hilbert (CMA off the heap) and pairwise; the median call\n"
                "time of the slowest rank, in us. d8: both sides a derived type, one double every 16 bytes;\n"
                "d64: 64 bytes every 128 (sizes count data bytes; off the heap the pieces go as iovecs);\n"
-               "d8early, d64early: the same committed before hint_init (piece list copied to the heap).\n",
+               "d8early, d64early: the same committed before hint_init (piece list copied to the heap).\n"
+               "Under HINT_HEAP=private (no heap buffers) the heap rows are skipped.\n",
                MAXSIDE);
         return 0;
     }
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
     unsigned char *hs = hint_malloc(MAXSIDE), *hr = hint_malloc(MAXSIDE);
     if (rank == 0)
         printf("# P=%d, %d calls per point, layout %s; kind, bytes per block, algorithm, median us\n", P, iters, lay);
-    run("heap", hs, hr, P, rank, iters);
+    if (hs && hr)
+        run("heap", hs, hr, P, rank, iters); /* HINT_HEAP=private: no heap buffers */
     unsigned char *ms = mmap(NULL, MAXSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned char *mr = mmap(NULL, MAXSIDE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ms == MAP_FAILED || mr == MAP_FAILED)
