@@ -29,4 +29,19 @@ if [ "${HINT_TEST_SANITIZE:-1}" != 0 ]; then
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
     meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4 --no-suite nodes-rerun "$@" || status=$?
 fi
+
+# CI keeps only the tail of this output: end with which tests of either run did not pass.
+for dir in build build-asan; do
+  log=$dir/meson-logs/testlog.json
+  [ -f "$log" ] || continue
+  python3 - "$log" "$dir" <<'PY'
+import json, sys
+bad = [t for t in map(json.loads, open(sys.argv[1])) if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL")]
+print(f"{sys.argv[2]}: {'all passed' if not bad else 'NOT passed:'}")
+for t in bad:
+    print(f"  {t['result']:8} {t['name']} ({t.get('duration', 0):.0f} s)")
+    for line in [l for l in (t.get("stdout") or "").splitlines() if l.startswith("not ok")][:10]:
+        print(f"    {line[:200]}")
+PY
+done
 exit $status
