@@ -15,16 +15,31 @@
  * ranks still see.
  *
  * Backing: a page of a tmpfs object that /dev/shm cannot supply when it is first touched kills
- * the process with SIGBUS, and /dev/shm may fill up after the start. So mimalloc only ever sees
+ * the process with SIGBUS, and /dev/shm may fill up after the start. So mimalloc only ever uses
  * memory that is reserved with fallocate. It takes memory from the arena one arena block
- * (32 MiB, its segment) at a time, lowest free block first, and touches the block's pages
- * wherever its pages go; so every block not yet reserved is held by a "plug", a huge block
- * that fills it exactly (only its first 128 KiB are reserved: what mimalloc writes of it). When
- * mimalloc finds no free block it returns NULL; heap_alloc then reserves the lowest plugged
- * block(s) with one fallocate, frees their plugs, and asks again. A reservation that fails
- * (ENOSPC) leaves the plug in place: the allocation fails cleanly (malloc falls back to glibc or
- * returns NULL), with one warning. A huge block can only be freed at once by the thread that
- * made it, so the plugs belong to a keeper thread that sleeps until asked to free some.
+ * (32 MiB, its segment) at a time, lowest free block first; so every block not yet handed over
+ * is held by a "plug", a huge block that fills it exactly (only what mimalloc writes of it, its
+ * first 68 KiB, is reserved at start). When mimalloc finds no free block it returns NULL;
+ * heap_alloc then has the lowest plugged block(s) unplugged (their first 1 MiB reserved, block
+ * 0's first 2 MiB, then their plugs freed) and asks again. A huge block can
+ * only be freed at once by the thread that made it, so the plugs belong to a keeper thread that
+ * sleeps until asked to free some.
+ *
+ * Within the blocks handed over, the pages are reserved as mimalloc commits them: the arena is
+ * given to mimalloc as not committed (and eager commit is off), so before it uses a range it
+ * "commits" it with mprotect(PROT_READ | PROT_WRITE) (mimalloc 2.0's _mi_os_commit on Linux), in
+ * 1 MiB pieces within a segment, whole blocks for a huge one. This file defines mprotect: for a
+ * range of this rank's partition it reserves the range with fallocate first and fails the
+ * commit (ENOMEM) when /dev/shm cannot back it; anything else goes to the kernel. A failed
+ * commit makes mimalloc return NULL, except a huge block's, whose failure mimalloc ignores:
+ * heap_alloc sees the refusal (a thread-local flag), frees the block (mimalloc has written only
+ * its reserved first pages) and fails cleanly. mimalloc's decommit of a block freed to such an
+ * arena (madvise MADV_DONTNEED) is made a no-op here too: the pages stay mapped, as they did
+ * when the arena was committed. A rank therefore reserves about what it uses (after init and a
+ * few collectives 6-8 MiB) rather than 32 MiB at its first allocation, and the last rank's exit
+ * has that much less to free. Whether mimalloc's commits reach this mprotect (symbol
+ * interposition, as for malloc) is checked at start on the plugs' own commits; where they do
+ * not, every block is reserved whole when it is unplugged, as before (heap.lazy false).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,9 +70,15 @@ static __thread mi_heap_t *thread_heap;
 #define BLOCK_BYTES ((size_t)32 << 20)
 /* A huge block whose segment (64 KiB header + the block) fills exactly one arena block. */
 #define PLUG_BYTES ((size_t)31 << 20)
-/* What mimalloc writes of a plug: the segment header (one 64 KiB slice) and the block's first
-   word; reserved at start so that making a plug cannot fault. */
-#define PLUG_TOUCHED ((size_t)128 << 10)
+/* What mimalloc writes of a plug: the segment header (one 64 KiB slice; pages 0-5 and 9 of it in
+   mimalloc 2.0.9) and the block's first word (at 64 KiB); reserved at start so that making a
+   plug cannot fault. */
+#define PLUG_TOUCHED ((size_t)68 << 10)
+/* Reserved when a block is unplugged, before its plug is freed: its header and the first piece
+   mimalloc commits of a new segment (it commits in 1 MiB pieces). */
+#define UNPLUG_RESERVE ((size_t)1 << 20)
+/* The unit of the lazy reservation's bookkeeping: mimalloc's commit unit (one segment slice). */
+#define CHUNK_BYTES ((size_t)64 << 10)
 /* The start of block 0 that hint_init maps at once: the first calls' small buffers lie there
    (page faults of the first allreduce at 8 B were at offsets 1.0 to 1.7 MiB). */
 #define HEAP_PREFAULT_BYTES ((size_t)2 << 20)
@@ -76,6 +97,17 @@ static struct {
     pthread_t keeper;
 } reserve = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .ask = PTHREAD_COND_INITIALIZER,
              .done = PTHREAD_COND_INITIALIZER};
+
+/* The reservation as mimalloc commits (the mprotect below). */
+static struct {
+    bool on;                 /* commits in my partition are reserved here, blocks unplugged unreserved */
+    atomic_uint seen;        /* commits in my partition that reached this file's mprotect */
+    uint64_t *done;          /* one bit per CHUNK_BYTES of my partition: reserved */
+    size_t reserved;         /* bytes of my partition reserved so far */
+    pthread_mutex_t lock;    /* the bits and the fallocate calls */
+} lazy = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static __thread bool making_plugs;   /* the keeper making its plugs: their pages are reserved */
+static __thread bool commit_refused; /* a commit in this thread could not be reserved */
 
 static size_t round_down(size_t x, size_t a) { return x / a * a; }
 
@@ -176,8 +208,10 @@ static int start_arena(void)
     mi_option_disable(mi_option_allow_decommit);
     mi_option_disable(mi_option_page_reset);
     mi_option_disable(mi_option_abandoned_page_decommit);
+    mi_option_disable(mi_option_eager_commit); /* commit (and so reserve) as pages are used */
     char *mine = heap.base + (size_t)heap.me * heap.part;
-    if (!mi_manage_os_memory_ex(mine, heap.part, true, false, true, -1, true, &arena)) {
+    /* not committed: mimalloc commits what it uses first (see mprotect) */
+    if (!mi_manage_os_memory_ex(mine, heap.part, false, false, true, -1, true, &arena)) {
         RT_ERR("heap", "mimalloc refused the %zu MiB partition", heap.part >> 20);
         return HINT_ERR_INTERNAL;
     }
@@ -266,6 +300,80 @@ static int back(size_t off, size_t len)
     return 0;
 }
 
+static bool chunk_done(size_t c) { return lazy.done[c / 64] >> (c % 64) & 1; }
+
+/* Reserve [off, off + len) of my partition, rounded out to whole chunks, skipping the chunks
+   already reserved, and mark them. With lazy.lock held; 0 or the errno (ENOSPC when /dev/shm
+   reports less free space than a run needs: fallocate would fail anyway, after taking and
+   returning pages). */
+static int back_chunks(size_t off, size_t len)
+{
+    size_t c = off / CHUNK_BYTES, end = (off + len + CHUNK_BYTES - 1) / CHUNK_BYTES;
+    if (end > heap.part / CHUNK_BYTES)
+        end = heap.part / CHUNK_BYTES;
+    while (c < end) {
+        if (chunk_done(c)) {
+            c++;
+            continue;
+        }
+        size_t run = c;
+        while (run < end && !chunk_done(run))
+            run++;
+        size_t bytes = (run - c) * CHUNK_BYTES;
+        if (shm_free_bytes() < bytes)
+            return ENOSPC;
+        int e = back(c * CHUNK_BYTES, bytes);
+        if (e != 0)
+            return e;
+        for (; c < run; c++)
+            lazy.done[c / 64] |= (uint64_t)1 << (c % 64);
+        lazy.reserved += bytes;
+    }
+    return 0;
+}
+
+static __thread size_t refused_bytes; /* the refused commit's size, for the warning */
+
+/* mimalloc's commit (see the header comment): a range of my partition is reserved first, and
+   the commit fails when /dev/shm cannot back it; the mapping is read-write already, so nothing
+   else is done for it. Every other call is the kernel's. */
+__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
+{
+    char *a = addr, *mine = lazy.done != NULL ? my_partition() : NULL;
+    if (mine != NULL && prot == (PROT_READ | PROT_WRITE) && a >= mine && a < mine + heap.part) {
+        atomic_fetch_add(&lazy.seen, 1);
+        if (!lazy.on || making_plugs)
+            return 0;
+        size_t off = (size_t)(a - mine);
+        if (len > heap.part - off)
+            len = heap.part - off;
+        int e = EBADF;
+        pthread_mutex_lock(&lazy.lock);
+        if (reserve.fd >= 0)
+            e = back_chunks(off, len);
+        pthread_mutex_unlock(&lazy.lock);
+        if (e == 0)
+            return 0;
+        commit_refused = true;
+        refused_bytes = len;
+        errno = ENOMEM;
+        return -1;
+    }
+    return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+/* mimalloc's decommit of a block freed to the arena (an arena it did not get committed):
+   MADV_DONTNEED, which on this shared mapping would only unmap the pages for them to be faulted
+   in again at the next use; they stay reserved and mapped instead. Every other call is the
+   kernel's. */
+__attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
+{
+    char *a = addr, *mine = lazy.done != NULL ? my_partition() : NULL;
+    if (mine != NULL && advice == MADV_DONTNEED && a >= mine && a < mine + heap.part)
+        return 0;
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
 /* The keeper owns the plugs: it makes one per arena block at start, then frees the lowest ones
    when asked (a huge block is freed at once only by the thread that made it). */
 static void *keeper_main(void *unused)
@@ -274,11 +382,13 @@ static void *keeper_main(void *unused)
     mi_heap_t *h = mi_heap_new_in_arena(arena);
     bool ok = h != NULL;
     char *mine = my_partition();
+    making_plugs = true; /* their commits (whole blocks) are not reserved: only what they write is */
     for (size_t k = 0; ok && k < reserve.nblocks; k++) {
         char *p = reserve.plug[k] = mi_heap_malloc(h, PLUG_BYTES);
         /* first fit: plug k must hold block k, within the reserved start of it */
         ok = p != NULL && (size_t)(p - mine) / BLOCK_BYTES == k && (size_t)(p - mine) % BLOCK_BYTES < PLUG_TOUCHED;
     }
+    making_plugs = false;
     pthread_mutex_lock(&reserve.lock);
     reserve.keeper_ok = ok;
     reserve.keeper_ready = true;
@@ -295,15 +405,19 @@ static void *keeper_main(void *unused)
     return NULL;
 }
 
-/* Reserve the start of every block (what making its plug writes) and plug them all. */
+/* Reserve the start of every block (what making its plug writes) and plug them all; then see
+   whether mimalloc's commits reach this file's mprotect (the plugs' own did). */
 static int plug_all_blocks(void)
 {
     reserve.nblocks = heap.part / BLOCK_BYTES;
     reserve.plug = calloc(reserve.nblocks, sizeof *reserve.plug);
-    if (reserve.plug == NULL)
+    lazy.done = calloc(heap.part / CHUNK_BYTES / 64 + 1, sizeof *lazy.done);
+    if (reserve.plug == NULL || lazy.done == NULL)
         return HINT_ERR_NOMEM;
     for (size_t k = 0; k < reserve.nblocks; k++) {
-        int e = back(k * BLOCK_BYTES, PLUG_TOUCHED);
+        pthread_mutex_lock(&lazy.lock);
+        int e = back_chunks(k * BLOCK_BYTES, PLUG_TOUCHED);
+        pthread_mutex_unlock(&lazy.lock);
         if (e != 0) {
             RT_ERR("heap", "reserving the shared heap's first pages in /dev/shm failed: %s; free space in /dev/shm "
                    "(docker: --shm-size) or run with HINT_HEAP=private", strerror(e));
@@ -330,6 +444,7 @@ static int plug_all_blocks(void)
                "run with HINT_HEAP=private");
         return HINT_ERR_INTERNAL;
     }
+    lazy.on = heap.lazy = atomic_load(&lazy.seen) > 0; /* else every block is reserved whole when unplugged */
     return HINT_SUCCESS;
 }
 
@@ -361,26 +476,29 @@ static bool unplug(size_t bytes)
         n = left;
     if (n == 0 || reserve.fd < 0)
         return false;
-    size_t len = n * BLOCK_BYTES;
-    if (shm_free_bytes() < len) { /* fallocate would fail anyway, after taking and returning pages */
-        warn_shm_full(len);
-        return false;
-    }
-    int e = back(reserve.next * BLOCK_BYTES, len);
+    /* Lazily, only the block's start (block 0: what is prefaulted below); mimalloc's commits
+       reserve the rest. Else the whole blocks. */
+    size_t len = n * BLOCK_BYTES, first = reserve.next == 0 ? HEAP_PREFAULT_BYTES : UNPLUG_RESERVE;
+    int e = 0;
+    pthread_mutex_lock(&lazy.lock);
+    for (size_t k = reserve.next; e == 0 && k < reserve.next + n; k++)
+        e = back_chunks(k * BLOCK_BYTES, lazy.on ? first : BLOCK_BYTES);
+    pthread_mutex_unlock(&lazy.lock);
     if (e != 0) {
         if (e == ENOSPC)
-            warn_shm_full(len);
+            warn_shm_full(lazy.on ? first : len);
         return false;
     }
-    /* Block 0 is reserved by the first allocation (with the malloc override, one in hint_init):
-       the first small buffers the collectives make (staging areas, temporaries) come from its
-       start, so map that now rather than page by page in the first calls. */
-    if (reserve.next == 0)
-        rt_prefault(my_partition(), HEAP_PREFAULT_BYTES);
     reserve.free_to = reserve.next + n;
     pthread_cond_signal(&reserve.ask);
     while (reserve.freed_to < reserve.free_to)
         pthread_cond_wait(&reserve.done, &reserve.lock);
+    /* Block 0 is unplugged by the first allocation (with the malloc override, one in hint_init):
+       the first small buffers the collectives make (staging areas, temporaries) come from its
+       start, so map that now rather than page by page in the first calls (after its plug is
+       freed, whose decommit would unmap them if it reached the kernel: see madvise). */
+    if (reserve.next == 0)
+        rt_prefault(my_partition(), HEAP_PREFAULT_BYTES);
     reserve.next += n;
     atomic_fetch_add(&reserve.grown, 1);
     return true;
@@ -501,6 +619,10 @@ static void *mi_alloc(mi_heap_t *h, size_t size, size_t align, bool zero)
     return zero ? mi_heap_zalloc(h, size) : mi_heap_malloc(h, size);
 }
 
+/* A request this large may be a huge block, whose refused commit mimalloc ignores: it is then
+   zeroed here, after the check, rather than by mimalloc. */
+#define MAYBE_HUGE ((size_t)8 << 20)
+
 void *heap_alloc(size_t size, size_t align, bool zero)
 {
     if (!heap.active || align > BLOCK_BYTES / 2) /* larger alignments: mimalloc wants them outside the arena */
@@ -509,30 +631,44 @@ void *heap_alloc(size_t size, size_t align, bool zero)
     if (h == NULL)
         return NULL;
     int saved = errno;
+    bool big = size + align > MAYBE_HUGE;
     for (;;) {
         unsigned seen = atomic_load(&reserve.grown);
-        void *p = mi_alloc(h, size, align, zero);
-        if (p != NULL)
+        commit_refused = false;
+        void *p = mi_alloc(h, size, align, zero && !big);
+        if (commit_refused) { /* /dev/shm could not back what mimalloc committed */
+            commit_refused = false;
+            if (p != NULL)
+                mi_free(p); /* a huge block: mimalloc wrote only its reserved first pages */
+            warn_shm_full(refused_bytes);
+            errno = ENOMEM;
+            return NULL;
+        }
+        if (p != NULL) {
             errno = saved; /* mimalloc set ENOMEM before the reservation grew */
+            if (zero && big)
+                memset(p, 0, size);
+        }
         if (p != NULL || !grow(seen, size + align))
             return p;
     }
 }
 
+/* In place when mimalloc would (the size shrinks by at most half), else a new block through
+   heap_alloc (so its reservation is checked) and a copy; NULL leaves p as it was. */
 void *heap_realloc(void *p, size_t size)
 {
-    mi_heap_t *h = heap.active ? my_heap() : NULL;
-    if (h == NULL)
+    if (!heap.active)
         return NULL;
-    int saved = errno;
-    for (;;) {
-        unsigned seen = atomic_load(&reserve.grown);
-        void *q = mi_heap_realloc(h, p, size);
-        if (q != NULL)
-            errno = saved;
-        if (q != NULL || !grow(seen, size))
-            return q;
+    size_t old = mi_usable_size(p);
+    if (size <= old && size >= old / 2)
+        return p;
+    void *q = heap_alloc(size, 0, false);
+    if (q != NULL) {
+        memcpy(q, p, old < size ? old : size);
+        mi_free(p);
     }
+    return q;
 }
 
 void heap_release(void *p) { mi_free(p); }

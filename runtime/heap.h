@@ -23,6 +23,7 @@ struct heap_state {
     bool active;           /* malloc serves from the partition */
     bool mapped;           /* the mapping exists (stays after finalize: buffers outlive it) */
     atomic_bool shm_full;  /* /dev/shm could not back more of the partition (warned once) */
+    bool lazy;             /* pages are reserved as mimalloc commits them, not a block at a time */
     char name[64];
 };
 

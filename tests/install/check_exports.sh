@@ -1,14 +1,16 @@
 #!/bin/sh
 # Every symbol libhint exports starts with hint_ (STYLE.md: one prefix, hidden symbols), but for
-# the allocator functions it replaces (the shared heap's malloc override), and the whole public
-# API of hint.h is exported.
+# the allocator functions it replaces (the shared heap's malloc override), mprotect and madvise
+# (how the shared heap sees mimalloc's commits and decommits, runtime/heap.c), and the whole
+# public API of hint.h is exported.
 set -eu
 lib=$1
 echo "1..1"
 allocator='^(malloc|free|calloc|realloc|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size)$'
+heap_hooks='^(mprotect|madvise)$'
 # __odr_asan.*: AddressSanitizer's one-definition-rule markers (sanitizer builds only)
 bad=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | grep -v '^hint_' | grep -Ev "$allocator" |
-      grep -v '^__odr_asan\.hint_' || true)
+      grep -Ev "$heap_hooks" | grep -v '^__odr_asan\.hint_' || true)
 if [ -n "$bad" ]; then
   echo "not ok 1 - exported symbols without the hint_ prefix: $bad"
   exit 1

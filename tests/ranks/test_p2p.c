@@ -123,6 +123,8 @@ ParameterizedTest(int *np, heap, basics, .timeout = 60) { run_heap(*np, "basics"
 
 Test(heap, threads, .timeout = 120) { run_heap(2, "threads", NULL); }
 
+Test(heap, first_calls_reserve_little, .timeout = 60) { run_heap(4, "reserve", NULL); }
+
 Test(heap, exhausted_partition_falls_back, .timeout = 60)
 {
     const char *const env[] = {"HINT_HEAP_SIZE=64M", NULL};
