@@ -59,16 +59,17 @@ static void crash_case(const char *mode, int np, int victim, int want_status, co
     cr_expect(strstr(res.output, "pid") != NULL, "message does not name the pid:\n%s", res.output);
     /* The job ends well within seconds of the death: measured from the moment the victim printed
        (same clock), not from the start, whose cost grows with the ranks and, across nodes, with
-       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). Typically
-       0.2-0.9 s; 1.1-1.7 s seen with 16 ranks at load 45-70 on 2 cores, where the killed ranks'
-       own exits wait for the cores (strace of hintrun: reaped 0.13-1.27 s after SIGTERM). Nearly
-       all of it is the shared heap's pages: the last rank to exit frees every page the node's
-       heap reserved with fallocate (perf: do_exit -> shmem_evict_inode -> shmem_undo_range; each
-       rank reserves one 32 MiB block and its plugs at start: 550 MiB at 16 ranks), and under load
-       that exit is cut into many short slices. 16 ranks, load 50, 10 runs each: median 0.38 s
-       (0.24-0.53) with the shared heap, 0.02 s (0.01-0.11) with HINT_HEAP=private; hintrun itself
-       signals every rank within 2-7 ms of the death (strace). Reserving less at start is what
-       would bring the bound to 1 s. */
+       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). Most of it
+       is the kernel freeing the node's shared memory when the last rank exits (perf: do_exit ->
+       shmem_evict_inode -> shmem_undo_range), and under load that exit is cut into many short
+       slices. When each rank reserved a 32 MiB heap block and its plugs at start (554 MiB at 16
+       ranks) it took, 16 ranks, median (range) of 7-9 runs: 0.40 s (0.35-0.58) at load 30, 0.47 s
+       (0.42-0.58) at load 56, 2.0-2.1 s (1.7-2.8) at load 90. The heap now reserves what mimalloc
+       commits (docs/HEAP.md; 90 MiB at 16 ranks, beside the node segment's 38 MiB): 0.13 s
+       (0.05-0.17) at load 30, 0.11 s (0.05-0.16) at load 56, 0.52-0.55 s (0.28-1.03) at load 90,
+       where HINT_HEAP=private took 0.15 s (0.03-0.26); hintrun itself signals every rank within
+       2-7 ms of the death (strace). So 1 s holds with a wide margin up to load ~60 on 2 cores,
+       not at 90: the bound stays 2 s. */
     double after = seconds_after_death(&res);
     cr_expect(after >= 0.0 && after < 2.0, "job took %.2f s to end after the crash (%.2f s in all):\n%s",
               after, res.seconds, res.output);
