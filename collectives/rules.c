@@ -222,6 +222,8 @@ void coll_shape(const struct coll_args *a, int *nodes, int *ppn)
     *ppn = cg && cg->ppn > 0 ? cg->ppn : a->size;
 }
 
+static void load_lazy(struct coll_rules *rs, int op);
+
 static bool fits_shape(const struct coll_rule *r, int ranks, int ppn, int nodes)
 {
     return ranks >= r->min_ranks && ranks <= r->max_ranks && ppn >= r->min_ppn && ppn <= r->max_ppn &&
@@ -246,6 +248,8 @@ static const struct rule_shape *rules_for_shape(struct coll_rules *rs, int op, i
 int rules_pick(struct coll_rules *rs, const struct coll_args *a, int *copy)
 {
     int op = a->op_id, ranks, ppn, nodes;
+    if (rs->lazy && !rs->loaded[op])
+        load_lazy(rs, op);
     if (rs->n[op] == 0)
         return -1;
     shape_of(a, &ranks, &ppn, &nodes);
@@ -265,15 +269,55 @@ int rules_pick(struct coll_rules *rs, const struct coll_args *a, int *copy)
     return -1;
 }
 
+/* One row of the generated table as parse_rule reads a rule: the same bounds, names and checks
+   (the place in messages: built-in defaults: OP[i], formatted only on failure). */
+#define SRC_FAIL(fmt, ...) FAIL("built-in defaults: %s[%d]" fmt, src->op, i, __VA_ARGS__)
+static int rule_from_src(const struct coll_rule_src *src, int i, int op, struct coll_rule *out, char *msg, size_t len)
+{
+    const long long *b = src->b;
+    for (int k = 0; k < 10; k++)
+        if (b[k] < 0 || b[k] > (k < 6 ? INT32_MAX : INT64_MAX))
+            SRC_FAIL(".%s: must be an integer from 0 to %lld", rule_keys[k],
+                     k < 6 ? (long long)INT32_MAX : (long long)INT64_MAX);
+    *out = (struct coll_rule){.min_ranks = (int)b[0], .max_ranks = (int)b[1], .min_ppn = (int)b[2],
+                              .max_ppn = (int)b[3], .min_nodes = (int)b[4], .max_nodes = (int)b[5],
+                              .min_bytes = (size_t)b[6], .max_bytes = (size_t)b[7], .min_total = (size_t)b[8],
+                              .max_total = (size_t)b[9], .copy = -1};
+    if (src->nalgs < 1 || src->nalgs > RULE_MAX_ALGS)
+        SRC_FAIL(".algorithm: must be a name or a list of 1 to %d names", RULE_MAX_ALGS);
+    for (int k = 0; k < src->nalgs; k++) {
+        int alg = coll_alg_by_name(op, src->algs[k]);
+        if (alg < 0)
+            SRC_FAIL(".algorithm: '%s' is not a %s algorithm (see hint_info --algorithms)", src->algs[k],
+                     coll_tables[op].op);
+        out->algs[out->nalgs++] = alg;
+    }
+    if (src->copy && (out->copy = copy_index(src->copy)) == -2)
+        SRC_FAIL(".copy: must be %s", "\"temporal\", \"nt\" or \"hybrid\"");
+    return HINT_SUCCESS;
+}
+
+/* One operation's rules from the generated table of the defaults, on its first pick. */
+static void load_lazy(struct coll_rules *rs, int op)
+{
+    char msg[512] = "";
+    int i = 0, st = HINT_SUCCESS;
+    rs->loaded[op] = true;
+    for (int k = 0; k < coll_default_nsrc && st == HINT_SUCCESS; k++) {
+        const struct coll_rule_src *src = &coll_default_src[k];
+        if (strcmp(src->op, coll_tables[op].op) != 0)
+            continue;
+        struct coll_rule *out = add_rule(rs, op, "built-in defaults", msg, sizeof msg);
+        st = out ? rule_from_src(src, i++, op, out, msg, sizeof msg) : HINT_ERR_ARG;
+    }
+    if (st != HINT_SUCCESS) {
+        rs->n[op] = 0; /* broken (tests/unit/test_select.c catches that): the first algorithm runs */
+        RT_ERR("coll", "%s; %s runs its first algorithm", msg, coll_tables[op].op);
+    }
+}
+
 struct coll_rules *rules_default(void)
 {
-    static struct coll_rules rs;
-    static int state; /* 0: not parsed, 1: parsed, -1: broken (the tests catch that) */
-    if (state == 0) {
-        char msg[512];
-        state = rules_parse(coll_default_rules, "built-in defaults", &rs, msg, sizeof msg) == HINT_SUCCESS ? 1 : -1;
-        if (state < 0)
-            RT_ERR("coll", "%s; every operation runs its first algorithm", msg);
-    }
+    static struct coll_rules rs = {.lazy = true};
     return &rs;
 }

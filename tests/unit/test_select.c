@@ -92,6 +92,29 @@ Test(select, defaults_are_applicable)
     }
 }
 
+/* The defaults are parsed one operation at a time, on its first pick: what that gives is what
+   parsing the whole text gives, and the whole text parses. */
+Test(select, lazy_defaults_equal_whole_parse)
+{
+    struct coll_rules whole;
+    char msg[512];
+    cr_assert_eq(rules_parse(coll_default_rules, "built-in defaults", &whole, msg, sizeof msg), HINT_SUCCESS, "%s",
+                 msg);
+    struct coll_rules *lazy = rules_default();
+    for (int op = 0; op < COLL_NOPS; op++) {
+        struct coll_args a = {.op_id = op, .size = 2, .block = 8, .count = 1};
+        int copy;
+        (void)rules_pick(lazy, &a, &copy);
+        cr_assert(lazy->loaded[op], "%s", coll_tables[op].op);
+        cr_assert_eq(lazy->n[op], whole.n[op], "%s: %d rules lazily, %d whole", coll_tables[op].op, lazy->n[op],
+                     whole.n[op]);
+        for (int k = 0; k < whole.n[op]; k++)
+            cr_expect(!memcmp(&lazy->r[op][k], &whole.r[op][k], sizeof whole.r[op][k]), "%s rule %d differs",
+                      coll_tables[op].op, k);
+    }
+    rules_free(&whole);
+}
+
 /* Rules are data: a typo in an algorithm name, an unknown key or operation is an error at load,
    with the place; bounds and lists behave as rules.h says. */
 Test(select, rules_parse_and_pick)
