@@ -9,6 +9,7 @@
 
 #include "collectives/coll.h"
 #include "collectives/coll_shm.h"
+#include "collectives/copy.h"
 #include "collectives/nbc_heap.h"
 #include "runtime/group.h"
 #include "runtime/p2p.h"
@@ -179,6 +180,9 @@ int coll_setup(void)
     area_id = rt_node_area_add("collectives", coll_shm_bytes);
     if (nbc_heap_setup() != HINT_SUCCESS)
         return HINT_ERR_INTERNAL;
+    /* The copy orders' threshold (L2 / ranks) reads five sysfs files, 20 system calls: here
+       rather than in the first alltoall or allgather of 2 KiB and up (issue 18, first calls). */
+    (void)copy_l2_bytes();
     return coll_group_key < 0 || area_id < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
 }
 
