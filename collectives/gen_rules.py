@@ -44,12 +44,13 @@ def main():
     root = json.loads(text)
     if root.get("version") != 2:
         fail("the defaults must be version 2")
-    rows = []
+    rows, ops = [], []
     for op, rules in root.items():
         if op == "version" or op.startswith("_"):
             continue
         if not isinstance(rules, list):
             fail("%s: not a list" % op)
+        ops.append("    {%s, %d, %d}," % (c_str(op), len(rows), len(rules)))
         for i, r in enumerate(rules):
             b = []
             for k, unset in zip(BOUNDS, UNSET):
@@ -70,6 +71,8 @@ def main():
         out.write("#include <stdint.h>\n\n#include \"collectives/rules.h\"\n\n")
         out.write("const struct coll_rule_src coll_default_src[] = {\n%s\n};\n" % "\n".join(rows))
         out.write("const int coll_default_nsrc = %d;\n" % len(rows))
+        out.write("const struct coll_rule_span coll_default_ops[] = {\n%s\n};\n" % "\n".join(ops))
+        out.write("const int coll_default_nops = %d;\n" % len(ops))
 
 
 main()

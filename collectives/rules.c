@@ -301,14 +301,19 @@ static int rule_from_src(const struct coll_rule_src *src, int i, int op, struct 
 static void load_lazy(struct coll_rules *rs, int op)
 {
     char msg[512] = "";
-    int i = 0, st = HINT_SUCCESS;
+    int st = HINT_SUCCESS;
     rs->loaded[op] = true;
-    for (int k = 0; k < coll_default_nsrc && st == HINT_SUCCESS; k++) {
-        const struct coll_rule_src *src = &coll_default_src[k];
-        if (strcmp(src->op, coll_tables[op].op) != 0)
-            continue;
+    const struct coll_rule_span *span = NULL;
+    for (int k = 0; k < coll_default_nops && !span; k++)
+        if (!strcmp(coll_default_ops[k].op, coll_tables[op].op))
+            span = &coll_default_ops[k];
+    if (span == NULL || span->n == 0)
+        return;
+    if (span->n <= RULES_PER_OP && rs->r[op] == NULL)
+        rs->r[op] = malloc((size_t)span->n * sizeof *rs->r[op]); /* its rows, not add_rule's RULES_PER_OP */
+    for (int i = 0; i < span->n && st == HINT_SUCCESS; i++) {
         struct coll_rule *out = add_rule(rs, op, "built-in defaults", msg, sizeof msg);
-        st = out ? rule_from_src(src, i++, op, out, msg, sizeof msg) : HINT_ERR_ARG;
+        st = out ? rule_from_src(&coll_default_src[span->first + i], i, op, out, msg, sizeof msg) : HINT_ERR_ARG;
     }
     if (st != HINT_SUCCESS) {
         rs->n[op] = 0; /* broken (tests/unit/test_select.c catches that): the first algorithm runs */

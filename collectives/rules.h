@@ -78,5 +78,12 @@ struct coll_rule_src {
 };
 extern const struct coll_rule_src coll_default_src[];
 extern const int coll_default_nsrc;
+/* Each operation's rows: coll_default_src[first .. first + n). */
+struct coll_rule_span {
+    const char *op;
+    int first, n;
+};
+extern const struct coll_rule_span coll_default_ops[];
+extern const int coll_default_nops;
 
 #endif
