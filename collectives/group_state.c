@@ -10,6 +10,7 @@
 #include "collectives/coll.h"
 #include "collectives/coll_shm.h"
 #include "collectives/copy.h"
+#include "collectives/rules.h"
 #include "collectives/nbc_heap.h"
 #include "runtime/group.h"
 #include "runtime/p2p.h"
@@ -183,6 +184,9 @@ int coll_setup(void)
     /* The copy orders' threshold (L2 / ranks) reads five sysfs files, 20 system calls: here
        rather than in the first alltoall or allgather of 2 KiB and up (issue 18, first calls). */
     (void)copy_l2_bytes();
+    /* The defaults' per-operation shape caches (rules.c) are 3 pages of .bss, each first written
+       by the first call of some operation: mapped here instead, as the world's slot above. */
+    rt_prefault(rules_default(), sizeof *rules_default());
     return coll_group_key < 0 || area_id < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
 }
 
