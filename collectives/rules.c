@@ -326,3 +326,11 @@ struct coll_rules *rules_default(void)
     static struct coll_rules rs = {.lazy = true};
     return &rs;
 }
+
+struct coll_rules *rules_default_for(int op)
+{
+    struct coll_rules *rs = rules_default();
+    if (!rs->loaded[op])
+        load_lazy(rs, op);
+    return rs;
+}

@@ -65,6 +65,8 @@ int rules_pick(struct coll_rules *rs, const struct coll_args *a, int *copy);
    JSON parsed (the whole text took 2.7M instructions of jansson, ~0.2 ms, in the first
    collective of every process). */
 struct coll_rules *rules_default(void);
+/* The same with operation op's rules built, for readers of n[op] and r[op] (hint_info). */
+struct coll_rules *rules_default_for(int op);
 /* Their JSON text (hint_info --rules, tests), the one source... */
 extern const char coll_default_rules[];
 /* ...of this table, generated from it at build time (collectives/gen_rules.py): one row per rule

@@ -134,7 +134,7 @@ static void print_defaults(int P, size_t bytes)
    one cannot on more than one node; else the table's first. */
 static const char *default_across(int op, int P, int K, size_t bytes)
 {
-    const struct coll_rules *rs = rules_default();
+    const struct coll_rules *rs = rules_default_for(op);
     const struct coll_table *t = &coll_tables[op];
     struct coll_args a = {.op_id = op, .size = P, .block = bytes, .count = bytes / 8};
     int ppn = (P + K - 1) / K;
