@@ -19,6 +19,8 @@ void coll_ring_members(hint_group g);
 int bcast_binomial(struct coll_args *a);
 int bcast_shm(struct coll_args *a);
 int bcast_heap(struct coll_args *a);
+bool bcast_staged_ok(const struct coll_args *a);
+int bcast_staged(struct coll_args *a);
 int reduce_binomial(struct coll_args *a);
 bool reduce_staged_ok(const struct coll_args *a);
 int reduce_staged(struct coll_args *a);
@@ -88,7 +90,7 @@ static inline size_t coll_stage_block(int P)
    every member passes the same for the same call); NULL when out of memory. */
 char *coll_stage_begin(struct coll_args *a, size_t bytes);
 /* Bytes from one block to the next in a half of P blocks: the block rounded to 8 when all P
-   fit one line with the call's number (one line transfer per reader), else rounded to lines. */
+   fit the call's head beside its number (a compact call), else rounded to lines. */
 size_t coll_stage_stride(const struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */
 void coll_stage_post(struct coll_args *a);

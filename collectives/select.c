@@ -57,7 +57,7 @@ static const struct coll_alg barrier_algs[] = {
     [BARRIER_STAGED] = NODE_ALG("staged", "each rank stores the barrier's number in its own line and polls the others'",
                                 coll_heap_ok, barrier_staged),
 };
-enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP, BCAST_HIER };
+enum { BCAST_BINOMIAL, BCAST_SHM, BCAST_HEAP, BCAST_HIER, BCAST_STAGED };
 static const struct coll_alg bcast_algs[] = {
     [BCAST_BINOMIAL] = ALG("binomial", "binomial tree from the root, whole message per edge", NULL, bcast_binomial),
     [BCAST_SHM] = NODE_TYPED("shm", "root copies 4 KiB chunks into a ring of 16 shared cells, every rank copies out",
@@ -65,6 +65,8 @@ static const struct coll_alg bcast_algs[] = {
     [BCAST_HEAP] = NODE_TYPED("heap", "shared heap: every rank copies straight out of the root's buffer (off the heap: shm)",
                          coll_heap_ok, bcast_heap),
     [BCAST_HIER] = ALG("hier", DESC_HIER_BCAST, NULL, bcast_hier),
+    [BCAST_STAGED] = NODE_ALG("staged", "small: the root stages the message in its heap area and leaves, every rank copies it out",
+                              bcast_staged_ok, bcast_staged),
 };
 enum { REDUCE_BINOMIAL, REDUCE_STAGED, REDUCE_HEAP, REDUCE_HIER };
 static const struct coll_alg reduce_algs[] = {

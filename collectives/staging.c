@@ -2,10 +2,10 @@
  * collectives/staging.c — per-rank staging areas on the shared heap for the small-message
  * algorithms that need one synchronisation per call (the staged algorithms of alltoall,
  * allgather, allreduce, reduce, gather, scatter and reduce_scatter_block):
- * each rank copies its data into its own area (area e % STAGE_AREAS for call e), publishes e in
- * its flag, waits for the flags of the ranks it reads (all of them, or for the rooted operations
- * the root's or none) and reads what it needs out of their areas. No barrier: an area is
- * rewritten STAGE_AREAS calls later, once every member has set its flag for a later call, i.e.
+ * each rank copies its data for call e into its own head e % STAGE_HEADS (and, beyond
+ * STAGE_HEAD_BYTES, area e % STAGE_AREAS), publishes e in its head, waits for the flags of the ranks it reads (all of them, or for the rooted operations
+ * the root's or none) and reads what it needs out of their areas. No barrier: a head (area) is
+ * rewritten STAGE_HEADS (STAGE_AREAS) calls later, once every member has set its flag for a later call, i.e.
  * has finished reading it (coll_stage_begin waits for that when the rank ran ahead). For the
  * same reason an area outlives its group: a slow peer may still read the last call's data after
  * this rank freed the group, so a freed group's area is released once every member has freed the
@@ -14,12 +14,19 @@
  * operations using it may interleave in any order all ranks agree on. Each area starts with the
  * signature of the call staged in it (coll_signature): a reader whose own call differs returns
  * HINT_ERR_MISMATCH without reading the blocks.
- * One line per member per call (issue 18): an area's first line holds the signature, the call's
- * number once its data is staged (what readers poll, instead of a flag on another line) and,
- * when the call's data fits the rest of the line (compact: an 8-byte allreduce, an alltoall of
- * P * 8 bytes up to P = 6), the data itself. A reader then takes flag, signature and data in one
- * line transfer where it took three (flag, signature, block). The member's flag in the slot
- * says only that its area exists (set once, with its offset), so the hot path never reads it.
+ * One line per member per call (issue 18): a call's head (head e % STAGE_HEADS for call e) holds
+ * the signature, the call's number once its data is staged (what readers poll, instead of a
+ * flag on another line) and, when the call's data fits the rest of the head (compact: up to
+ * STAGE_HEAD_BYTES - 16 bytes: a reduce or allreduce of 2 KiB, an alltoall of P * 8 bytes up to
+ * P = 262), the data itself right after them, so an 8-byte call is one line transfer where it
+ * took three (flag, signature, block). The member's flag in the slot says only that its area
+ * exists (set once, with its offset), so the hot path never reads it.
+ * Deep for small calls (issue 18, oversubscribed): the heads form a ring of STAGE_HEADS, the
+ * bigger blocks a ring of STAGE_AREAS, so a compact call needs only its head free and a rank
+ * whose call does not wait for the others (the non-roots of reduce and gather, the root of
+ * scatter) runs up to STAGE_HEADS - 1 small calls ahead. When ranks outnumber the cores, each
+ * wait for a rank that is not running costs a context switch; with 8 areas an 8-byte reduce at
+ * P=8 made 0.41 sched_yields per call and rank, with 64 heads 0.03 (Open MPI: 0.02).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -32,22 +39,27 @@
 #include "runtime/request.h"
 #include "runtime/runtime.h"
 
-/* Areas per rank: call e uses area e % STAGE_AREAS, so a rank whose call does not wait for the
-   others (the non-roots of reduce and gather, the root of scatter) can run that many calls ahead. */
+/* Heads and block areas per rank: call e uses head e % STAGE_HEADS and, unless compact, area
+   e % STAGE_AREAS, so a rank whose call does not wait for the others can run STAGE_HEADS - 1
+   compact calls or STAGE_AREAS - 1 others ahead. Memory per member and group:
+   STAGE_HEADS * STAGE_HEAD_BYTES (132 KiB) + STAGE_AREAS * P * coll_stage_block(P). */
 #define STAGE_AREAS 8
+#define STAGE_HEADS 64
+#define STAGE_HEAD_BYTES (COLL_CACHE_LINE + 2048) /* 2 KiB of data and the line it starts in */
 
-/* An area's first line. */
+/* A call's head: its first line is what readers poll. */
 struct stage_head {
     uint64_t sig;            /* coll_signature of the call staged here */
     _Atomic uint64_t epoch;  /* that call's number, stored once its data is in place */
-    char data[COLL_CACHE_LINE - 16]; /* a compact call's data */
+    char data[STAGE_HEAD_BYTES - 16]; /* a compact call's data */
 };
-static_assert(sizeof(struct stage_head) == COLL_CACHE_LINE, "an area's head is one line");
+static_assert(sizeof(struct stage_head) == STAGE_HEAD_BYTES, "a head is whole lines");
+static_assert(STAGE_HEADS % STAGE_AREAS == 0 && STAGE_HEADS >= STAGE_AREAS, "heads cover the areas");
 
 struct staging {
-    char *area;             /* STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition */
+    char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition */
     char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
-    bool compact;           /* this call's data sits in the heads */
+    bool compact;           /* this call's data sits in its head */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
     int slot;               /* the group's collective slot */
@@ -105,16 +117,21 @@ void coll_staging_release_all(void)
     }
 }
 
-/* An area: one line with the call's signature, then P blocks. */
-static size_t half_bytes(const struct coll_args *a) { return COLL_CACHE_LINE + (size_t)a->size * coll_stage_block(a->size); }
+/* An area: P blocks. */
+static size_t area_bytes(const struct coll_args *a) { return (size_t)a->size * coll_stage_block(a->size); }
 
-static struct stage_head *head_of(const char *areas, uint64_t epoch, size_t bytes)
+static struct stage_head *head_of(const char *areas, uint64_t epoch)
 {
-    return (struct stage_head *)(areas + (epoch % STAGE_AREAS) * bytes);
+    return (struct stage_head *)(areas + (epoch % STAGE_HEADS) * STAGE_HEAD_BYTES);
 }
 
-/* Where a half's data starts in its area: in the head for a compact call, else on the next line. */
-static size_t data_offset(const struct staging *s) { return s->compact ? offsetof(struct stage_head, data) : COLL_CACHE_LINE; }
+/* Where a member's data for call `epoch` starts: in its head for a compact call, else in an area. */
+static const char *data_of(const struct coll_args *a, const struct staging *s, const char *areas, uint64_t epoch)
+{
+    if (s->compact)
+        return head_of(areas, epoch)->data;
+    return areas + STAGE_HEADS * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
+}
 
 /* This rank's staging areas, made on first use with zeroed heads; their offset and then the
    member's flag (release) say they exist. */
@@ -128,13 +145,13 @@ static struct staging *staging_of(struct coll_args *a)
         if (s == NULL)
             return NULL;
         s->peer = calloc((size_t)a->size, sizeof *s->peer);
-        s->area = heap_alloc(STAGE_AREAS * half_bytes(a), 64, false);
+        s->area = heap_alloc(STAGE_HEADS * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
         if (s->area == NULL || s->peer == NULL) {
             staging_free(s);
             return NULL;
         }
-        for (uint64_t e = 0; e < STAGE_AREAS; e++)
-            memset(head_of(s->area, e, half_bytes(a)), 0, sizeof(struct stage_head));
+        for (uint64_t e = 0; e < STAGE_HEADS; e++)
+            memset(head_of(s->area, e), 0, COLL_CACHE_LINE);
         s->peer[a->rank] = s->area;
         s->slot = coll_group_of(g)->slot;
         s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
@@ -162,18 +179,17 @@ struct flags_wait {
     struct staging *s;
     int first, last; /* members first .. last - 1 */
     uint64_t epoch;
-    size_t bytes;    /* half_bytes */
 };
 
-/* Area e % STAGE_AREAS of a member holds e, e + STAGE_AREAS, ... in turn, and no member gets
-   STAGE_AREAS calls ahead of another (coll_stage_begin), so a number >= e there means the member
+/* Head e % STAGE_HEADS of a member holds e, e + STAGE_HEADS, ... in turn, and no member gets
+   STAGE_HEADS calls ahead of another (coll_stage_begin), so a number >= e there means the member
    has staged call e. */
 static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
     for (int p = w->first; p < w->last; p++) {
         const char *areas = peer_areas(w->s, p);
-        if (areas == NULL || atomic_load_explicit(&head_of(areas, w->epoch, w->bytes)->epoch, memory_order_acquire) < w->epoch)
+        if (areas == NULL || atomic_load_explicit(&head_of(areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
             return false;
     }
     return true;
@@ -181,7 +197,7 @@ static bool all_staged(void *arg)
 
 static void wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
-    struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch, half_bytes(a)};
+    struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
 }
@@ -198,27 +214,29 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
     if (s == NULL)
         return NULL; /* every rank's partition has room for this at once, or none has */
     uint64_t e = ++s->epoch;
-    /* The area about to be rewritten is call e-AREAS's: every member has started the call after
-       it once its flag says e-AREAS+1, so it has read all it wanted of it. The all-to-all
-       operations waited for more in the last call already; the rooted ones, whose non-roots (or
-       root) leave without waiting, wait here when they run that far ahead. */
-    if (s->seen + (STAGE_AREAS - 1) < e) {
-        wait_flags(a, 0, a->size, e - (STAGE_AREAS - 1));
-        s->seen = e - (STAGE_AREAS - 1);
-    }
-    struct stage_head *h = head_of(s->area, e, half_bytes(a));
-    h->sig = coll_signature(a); /* published with the call's number */
+    struct stage_head *h = head_of(s->area, e);
     s->compact = bytes <= sizeof h->data;
-    return (char *)h + data_offset(s);
+    /* The head about to be rewritten is call e-HEADS's, the area (if any) call e-AREAS's or older:
+       every member has started the call after it once its number says e-HEADS+1 (e-AREAS+1), so
+       it has read all it wanted of it. The all-to-all operations waited for more in the last call
+       already; the rooted ones, whose non-roots (or root) leave without waiting, wait here when
+       they run that far ahead. */
+    uint64_t ahead = s->compact ? STAGE_HEADS - 1 : STAGE_AREAS - 1;
+    if (s->seen + ahead < e) {
+        wait_flags(a, 0, a->size, e - ahead);
+        s->seen = e - ahead;
+    }
+    h->sig = coll_signature(a); /* published with the call's number */
+    return (char *)data_of(a, s, s->area, e);
 }
 
 /* Members first .. last - 1 staged this call with the signature this rank's call has (the
    signature decides the size, so also whether the call is compact). */
 static int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
 {
-    uint64_t mine = head_of(s->area, s->epoch, half_bytes(a))->sig;
+    uint64_t mine = head_of(s->area, s->epoch)->sig;
     for (int p = first; p < last; p++)
-        if (head_of(s->peer[p], s->epoch, half_bytes(a))->sig != mine)
+        if (head_of(s->peer[p], s->epoch)->sig != mine)
             return coll_mismatch(a, "a member staged a call with another root, size or op");
     return HINT_SUCCESS;
 }
@@ -226,7 +244,7 @@ static int same_calls(const struct coll_args *a, struct staging *s, int first, i
 void coll_stage_post(struct coll_args *a)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
-    atomic_store_explicit(&head_of(s->area, s->epoch, half_bytes(a))->epoch, s->epoch, memory_order_release);
+    atomic_store_explicit(&head_of(s->area, s->epoch)->epoch, s->epoch, memory_order_release);
     coll_ring_members(a->g);
 }
 
@@ -254,5 +272,5 @@ int coll_stage_publish(struct coll_args *a)
 const char *coll_stage_half(const struct coll_args *a, int p)
 {
     const struct staging *s = coll_group_of(a->g)->stage.p;
-    return (const char *)head_of(s->peer[p], s->epoch, half_bytes(a)) + data_offset(s);
+    return data_of(a, s, s->peer[p], s->epoch);
 }

@@ -474,6 +474,8 @@ static int call_sized(const char *op, hint_group g, int P, size_t n)
         st = hint_gather(s, n, HINT_BYTE, r, n, HINT_BYTE, 0, g);
     else if (!strcmp(op, "scatter"))
         st = hint_scatter(s, n, HINT_BYTE, r, n, HINT_BYTE, 0, g);
+    else if (!strcmp(op, "bcast"))
+        st = hint_bcast(r, n, HINT_BYTE, 0, g);
     else
         RC_FAIL("no sized call for %s", op);
     free(s);

@@ -3,7 +3,8 @@
  * rooted operations whose non-roots (reduce, gather) or root (scatter) leave without waiting,
  * mixed with the all-to-all ones (alltoall, allgather, allreduce, reduce_scatter_block), with
  * the root moving every call, 400 rounds, then long runs of one rooted operation so that the
- * ranks that do not wait run ahead; each result checked. An area rewritten before its readers
+ * ranks that do not wait run ahead, also with small calls (in the heads' deep ring) and large
+ * ones (in the areas' ring) mixed; each result checked. An area rewritten before its readers
  * are done shows up as a wrong value. Run under hintrun.
  */
 #include <stdio.h>
@@ -20,7 +21,8 @@ static long val(int from, int to, int round) { return (long)from * 1000003 + (lo
 
 static void force_shm(void)
 {
-    const char *ops[] = {"reduce", "gather", "scatter", "alltoall", "allgather", "allreduce", "reduce_scatter_block"};
+    const char *ops[] = {"reduce", "gather", "scatter", "alltoall", "allgather", "allreduce", "reduce_scatter_block",
+                         "bcast"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         RC_OK(hint_coll_set(ops[i], "staged"));
 }
@@ -71,6 +73,46 @@ static void one_round(int k, long *s, long *r)
     RC_OK(hint_allreduce(&x, &sum, 1, HINT_LONG, HINT_SUM, HINT_WORLD));
     if (sum != want)
         RC_FAIL("round %d allreduce: %ld, expected %ld", k, sum, want);
+    /* bcast from root + 3 */
+    int broot = (root + 3) % P;
+    long b = me == broot ? val(broot, 0, k) : -1;
+    RC_OK(hint_bcast(&b, 1, HINT_LONG, broot, HINT_WORLD));
+    if (b != val(broot, 0, k))
+        RC_FAIL("round %d bcast from %d: %ld", k, broot, b);
+}
+
+/* Calls of 1 long (a compact call: the heads' ring, 64 deep) and of BIG longs (the areas' ring,
+   8 deep) mixed, the non-roots of reduce and the root of bcast never waiting. */
+#define BIG 400
+static void run_ahead_mixed(void)
+{
+    int me = rc_rank;
+    long *x = calloc(BIG, sizeof *x), *y = calloc(BIG, sizeof *y);
+    RC_CHECK(x != NULL && y != NULL);
+    for (int k = 0; k < 300; k++) {
+        int n = k % 7 == 3 || k % 11 == 5 ? BIG : 1;
+        for (int i = 0; i < n; i++)
+            x[i] = val(me, i, k);
+        RC_OK(hint_reduce(x, y, n, HINT_LONG, HINT_SUM, 0, HINT_WORLD));
+        for (int i = 0; me == 0 && i < n; i++) {
+            long want = 0;
+            for (int p = 0; p < P; p++)
+                want += val(p, i, k);
+            if (y[i] != want)
+                RC_FAIL("mixed reduce %d (%d longs): element %d is %ld, expected %ld", k, n, i, y[i], want);
+        }
+    }
+    for (int k = 0; k < 300; k++) {
+        int n = k % 5 == 2 || k % 13 == 7 ? BIG : 1;
+        for (int i = 0; i < n; i++)
+            y[i] = me == 0 ? val(0, i, k) : -1;
+        RC_OK(hint_bcast(y, n, HINT_LONG, 0, HINT_WORLD));
+        for (int i = 0; i < n; i++)
+            if (y[i] != val(0, i, k))
+                RC_FAIL("mixed bcast %d (%d longs): element %d is %ld", k, n, i, y[i]);
+    }
+    free(x);
+    free(y);
 }
 
 /* Long runs of one rooted operation with a fixed root: the ranks that do not wait run as far
@@ -113,6 +155,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 400; k++)
         one_round(k, s, r);
     run_ahead(s, r);
+    run_ahead_mixed();
     free(s);
     free(r);
     RC_OK(hint_finalize());
