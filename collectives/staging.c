@@ -24,7 +24,8 @@
  * Deep for small calls (issue 18, oversubscribed): the heads form a ring of STAGE_HEADS, the
  * bigger blocks a ring of STAGE_AREAS, so a compact call needs only its head free and a rank
  * whose call does not wait for the others (the non-roots of reduce and gather, the root of
- * scatter) runs up to STAGE_HEADS - 1 small calls ahead. When ranks outnumber the cores, each
+ * scatter) runs up to STAGE_HEADS - 1 small calls ahead (when the node's ranks outnumber its
+ * cores; else the ring has STAGE_AREAS heads, the cache footprint of before). There, each
  * wait for a rank that is not running costs a context switch; with 8 areas an 8-byte reduce at
  * P=8 made 0.41 sched_yields per call and rank, with 64 heads 0.03 (Open MPI: 0.02).
  */
@@ -42,9 +43,10 @@
 /* Heads and block areas per rank: call e uses head e % STAGE_HEADS and, unless compact, area
    e % STAGE_AREAS, so a rank whose call does not wait for the others can run STAGE_HEADS - 1
    compact calls or STAGE_AREAS - 1 others ahead. Memory per member and group:
-   STAGE_HEADS * STAGE_HEAD_BYTES (132 KiB) + STAGE_AREAS * P * coll_stage_block(P). */
+   STAGE_HEADS * STAGE_HEAD_BYTES (132 KiB; 8 heads, 16.5 KiB, when the ranks fit the cores) +
+   STAGE_AREAS * P * coll_stage_block(P). */
 #define STAGE_AREAS 8
-#define STAGE_HEADS 64
+#define STAGE_HEADS 64 /* when the node's ranks outnumber its cores; else STAGE_AREAS (see heads_for) */
 #define STAGE_HEAD_BYTES (COLL_CACHE_LINE + 2048) /* 2 KiB of data and the line it starts in */
 
 /* A call's head: its first line is what readers poll. */
@@ -56,10 +58,17 @@ struct stage_head {
 static_assert(sizeof(struct stage_head) == STAGE_HEAD_BYTES, "a head is whole lines");
 static_assert(STAGE_HEADS % STAGE_AREAS == 0 && STAGE_HEADS >= STAGE_AREAS, "heads cover the areas");
 
+/* The deep ring only pays where a waited-for rank may not be running: when the ranks fit the
+   cores every waiter spins and the shallow ring keeps a rank's staged calls in 8 heads (its
+   cache) instead of 64. rt.boot.oversubscribed is the node's (the launcher's HINT_OVERSUBSCRIBED,
+   or this node's ranks against its cores), so every member of a group, all on one node, agrees. */
+static int heads_for(void) { return rt.boot.oversubscribed ? STAGE_HEADS : STAGE_AREAS; }
+
 struct staging {
     char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition */
     char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
     bool compact;           /* this call's data sits in its head */
+    int heads;              /* heads in the ring: heads_for() when made */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
     int slot;               /* the group's collective slot */
@@ -120,17 +129,17 @@ void coll_staging_release_all(void)
 /* An area: P blocks. */
 static size_t area_bytes(const struct coll_args *a) { return (size_t)a->size * coll_stage_block(a->size); }
 
-static struct stage_head *head_of(const char *areas, uint64_t epoch)
+static struct stage_head *head_of(const struct staging *s, const char *areas, uint64_t epoch)
 {
-    return (struct stage_head *)(areas + (epoch % STAGE_HEADS) * STAGE_HEAD_BYTES);
+    return (struct stage_head *)(areas + (epoch % (uint64_t)s->heads) * STAGE_HEAD_BYTES);
 }
 
 /* Where a member's data for call `epoch` starts: in its head for a compact call, else in an area. */
 static const char *data_of(const struct coll_args *a, const struct staging *s, const char *areas, uint64_t epoch)
 {
     if (s->compact)
-        return head_of(areas, epoch)->data;
-    return areas + STAGE_HEADS * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
+        return head_of(s, areas, epoch)->data;
+    return areas + (size_t)s->heads * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
 }
 
 /* This rank's staging areas, made on first use with zeroed heads; their offset and then the
@@ -145,13 +154,14 @@ static struct staging *staging_of(struct coll_args *a)
         if (s == NULL)
             return NULL;
         s->peer = calloc((size_t)a->size, sizeof *s->peer);
-        s->area = heap_alloc(STAGE_HEADS * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
+        s->heads = heads_for();
+        s->area = heap_alloc((size_t)s->heads * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
         if (s->area == NULL || s->peer == NULL) {
             staging_free(s);
             return NULL;
         }
-        for (uint64_t e = 0; e < STAGE_HEADS; e++)
-            memset(head_of(s->area, e), 0, COLL_CACHE_LINE);
+        for (uint64_t e = 0; e < (uint64_t)s->heads; e++)
+            memset(head_of(s, s->area, e), 0, COLL_CACHE_LINE);
         s->peer[a->rank] = s->area;
         s->slot = coll_group_of(g)->slot;
         s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
@@ -189,7 +199,7 @@ static bool all_staged(void *arg)
     struct flags_wait *w = arg;
     for (int p = w->first; p < w->last; p++) {
         const char *areas = peer_areas(w->s, p);
-        if (areas == NULL || atomic_load_explicit(&head_of(areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
+        if (areas == NULL || atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
             return false;
     }
     return true;
@@ -214,14 +224,14 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
     if (s == NULL)
         return NULL; /* every rank's partition has room for this at once, or none has */
     uint64_t e = ++s->epoch;
-    struct stage_head *h = head_of(s->area, e);
+    struct stage_head *h = head_of(s, s->area, e);
     s->compact = bytes <= sizeof h->data;
     /* The head about to be rewritten is call e-HEADS's, the area (if any) call e-AREAS's or older:
        every member has started the call after it once its number says e-HEADS+1 (e-AREAS+1), so
        it has read all it wanted of it. The all-to-all operations waited for more in the last call
        already; the rooted ones, whose non-roots (or root) leave without waiting, wait here when
        they run that far ahead. */
-    uint64_t ahead = s->compact ? STAGE_HEADS - 1 : STAGE_AREAS - 1;
+    uint64_t ahead = s->compact ? (uint64_t)s->heads - 1 : STAGE_AREAS - 1;
     if (s->seen + ahead < e) {
         wait_flags(a, 0, a->size, e - ahead);
         s->seen = e - ahead;
@@ -234,9 +244,9 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
    signature decides the size, so also whether the call is compact). */
 static int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
 {
-    uint64_t mine = head_of(s->area, s->epoch)->sig;
+    uint64_t mine = head_of(s, s->area, s->epoch)->sig;
     for (int p = first; p < last; p++)
-        if (head_of(s->peer[p], s->epoch)->sig != mine)
+        if (head_of(s, s->peer[p], s->epoch)->sig != mine)
             return coll_mismatch(a, "a member staged a call with another root, size or op");
     return HINT_SUCCESS;
 }
@@ -244,7 +254,7 @@ static int same_calls(const struct coll_args *a, struct staging *s, int first, i
 void coll_stage_post(struct coll_args *a)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
-    atomic_store_explicit(&head_of(s->area, s->epoch)->epoch, s->epoch, memory_order_release);
+    atomic_store_explicit(&head_of(s, s->area, s->epoch)->epoch, s->epoch, memory_order_release);
     coll_ring_members(a->g);
 }
 
