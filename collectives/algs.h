@@ -51,7 +51,9 @@ uint64_t coll_signature(const struct coll_args *a);
 int coll_mismatch(const struct coll_args *a, const char *what);
 /* HINT_COLL_CHECK=1: compare the call's signature across the group before running it
    (collectives/check.c): HINT_ERR_MISMATCH on every member when they disagree. */
-bool coll_check_enabled(void);
+extern int coll_check_state; /* HINT_COLL_CHECK, read on first use (-1: not yet) */
+int coll_check_read(void);
+static inline bool coll_check_enabled(void) { return (coll_check_state < 0 ? coll_check_read() : coll_check_state) == 1; }
 int coll_check_call(const struct coll_args *a);
 /* The first barrier of a shared-heap algorithm, with its publication of the call's signature:
    HINT_ERR_MISMATCH on every rank, after a second barrier, when the members' signatures differ,

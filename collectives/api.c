@@ -30,12 +30,7 @@ static int begin(struct coll_args *a, int op_id, hint_group g)
     RT_CHECK_INIT();
     if (grp_check(g) != HINT_SUCCESS)
         return HINT_ERR_GROUP;
-    memset(a, 0, sizeof *a);
-    a->op_id = op_id;
-    a->g = g;
-    a->rank = g->rank;
-    a->size = g->size;
-    a->copy = -1;
+    *a = (struct coll_args){.op_id = op_id, .g = g, .rank = g->rank, .size = g->size, .copy = -1};
     return HINT_SUCCESS;
 }
 
@@ -63,12 +58,16 @@ static bool kinds_match(hint_type a, hint_type b) { return dt_kinds_match(dt_sig
 
 /* The layout of a side holding nblocks blocks of count elements of t, one after another: none
    when t is contiguous; HINT_ERR_COUNT when the blocks' span overflows. */
-static int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l)
+static int derived_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l);
+static inline int side_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l)
+{
+    *l = (struct coll_layout){0};
+    return is_derived(t) ? derived_layout(count, t, nblocks, l) : HINT_SUCCESS;
+}
+
+static int derived_layout(size_t count, hint_type t, size_t nblocks, struct coll_layout *l)
 {
     ptrdiff_t lo, hi;
-    *l = (struct coll_layout){0};
-    if (!is_derived(t))
-        return HINT_SUCCESS;
     if (nblocks && count > SIZE_MAX / nblocks)
         return HINT_ERR_COUNT;
     int st;
@@ -187,7 +186,8 @@ out:
 /* Reductions: the elements' predefined kind (of a derived type: the kind it is made of) and op
    must fit together; a user op takes any type, its elements whole (the op bound to t, which
    its function is given). in_count elements of t are read, count written. */
-static int reduction_args(struct coll_args *a, size_t in_count, size_t count, hint_type t, hint_op op)
+static inline __attribute__((always_inline)) int reduction_args(struct coll_args *a, size_t in_count, size_t count,
+                                                               hint_type t, hint_op op)
 {
     int st;
     CHECK_GOTO(block_bytes(count, t, &a->block), out);
@@ -195,7 +195,7 @@ static int reduction_args(struct coll_args *a, size_t in_count, size_t count, hi
     /* a mix of kinds has no predefined reduction (op_check: DT_NONE) */
     CHECK_GOTO(refuse_if(op_check(op, a->basic) != HINT_SUCCESS, HINT_ERR_OP), out);
     a->esize = op_is_user(op) ? (dt_size(t) ? dt_size(t) : 1) : dt_basic_size(a->basic);
-    a->count = a->block / a->esize;
+    a->count = dt_size(t) == a->esize ? count : a->block / a->esize; /* no division for a predefined t */
     CHECK_GOTO(op_bind(op, t, &a->op), out);
     CHECK_GOTO(side_layout(in_count, t, 1, &a->sl), out);
     CHECK_GOTO(side_layout(count, t, 1, &a->rl), out);
@@ -1002,7 +1002,7 @@ out:
    fit; *any = some block has data. */
 static int w_side(int P, const size_t counts[], const size_t displs[], const hint_type types[], bool *any)
 {
-    size_t bytes;
+    size_t bytes = 0;
     int st = HINT_SUCCESS;
     *any = false;
     if (counts == NULL || displs == NULL || types == NULL)

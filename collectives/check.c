@@ -28,13 +28,12 @@
 enum { SIG_OP, SIG_ROOT, SIG_REDUCE, SIG_KIND, SIG_BYTES_LO, SIG_BYTES_HI, SIG_INTS };
 static_assert(SIG_INTS == COLL_SIG_INTS, "sched.h's count of a signature's ints");
 
-static int check_enabled = -1;
+int coll_check_state = -1;
 
-bool coll_check_enabled(void)
+int coll_check_read(void)
 {
-    if (check_enabled < 0)
-        check_enabled = (int)rt_cfg_long("HINT_COLL_CHECK");
-    return check_enabled == 1;
+    coll_check_state = (int)rt_cfg_long("HINT_COLL_CHECK");
+    return coll_check_state;
 }
 
 void coll_signature_ints(const struct coll_args *a, int *sig)

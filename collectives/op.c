@@ -142,8 +142,6 @@ static bool predefined(hint_op op)
     return false;
 }
 
-/* A handle the user may pass: predefined or a live user op; found without reading it. */
-static bool op_live(hint_op op) { return op != NULL && (predefined(op) || user_live(op)); }
 
 HINT_API int hint_op_create(hint_user_fn *fn, int commute, hint_op *op)
 {
@@ -205,15 +203,10 @@ HINT_API int hint_op_free(hint_op *op)
 }
 
 /* Past op_check (the algorithms' ops, the call's bound copies included): readable. */
-bool op_is_user(hint_op op) { return op != NULL && op->id == OP_USER; }
-
 bool op_commutes(hint_op op) { return !op_is_user(op) || op->commute; }
 
-int op_bind(hint_op op, hint_type t, hint_op *bound)
+int op_bind_user(hint_op op, hint_type t, hint_op *bound)
 {
-    *bound = op;
-    if (!op_is_user(op))
-        return HINT_SUCCESS;
     struct hint_op_s *b = op->bound;
     while (b != NULL && b->type != t)
         b = b->bound;
@@ -275,11 +268,16 @@ op_kernel op_kernel_for(hint_op op, int basic)
     return kernels[basic][op->id];
 }
 
+/* A handle the user may pass (predefined or a live user op, found without reading it) and has a
+   meaning for the kind. */
 int op_check(hint_op op, int basic)
 {
-    if (!op_live(op))
+    if (op == NULL)
         return HINT_ERR_OP;
-    return op_is_user(op) || op_kernel_for(op, basic) ? HINT_SUCCESS : HINT_ERR_OP;
+    for (int i = 0; i < OP_NOPS; i++)
+        if (op == predefined_ops[i]) /* predefined_ops[i]->id == i */
+            return basic >= 0 && basic < DT_NBASIC && kernels[basic][i] ? HINT_SUCCESS : HINT_ERR_OP;
+    return user_live(op) ? HINT_SUCCESS : HINT_ERR_OP;
 }
 
 void op_reduce(hint_op op, int basic, const void *in, void *inout, size_t count)
@@ -287,7 +285,7 @@ void op_reduce(hint_op op, int basic, const void *in, void *inout, size_t count)
     if (op->id == OP_USER)
         user_reduce(op, in, inout, count);
     else
-        op_kernel_for(op, basic)(in, inout, count);
+        kernels[basic][op->id](in, inout, count); /* op_check found this kernel */
 }
 
 void op_reduce_ordered(hint_op op, int basic, void *in, void *inout, size_t count, size_t bytes, bool in_first)

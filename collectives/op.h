@@ -37,7 +37,7 @@ extern bool (*op_free_deferred)(hint_op op);
 void op_destroy(hint_op op);
 op_kernel op_kernel_for(hint_op op, int basic);
 /* For an op past op_check (the algorithms' ops, bound copies included): a user op. */
-bool op_is_user(hint_op op);
+static inline bool op_is_user(hint_op op) { return op != NULL && op->id == OP_USER; }
 /* false only for a user op created with commute = 0: such an op must be combined in rank order,
    the lower ranks' part as the left operand. */
 bool op_commutes(hint_op op);
@@ -45,7 +45,12 @@ bool op_commutes(hint_op op);
    the call's type t, kept by the op until hint_op_free (so a call may outlive its caller's
    frame, as a nonblocking one does, as long as the op is not freed before it completes).
    HINT_ERR_NOMEM when a first use with t finds no memory for the copy. */
-int op_bind(hint_op op, hint_type t, hint_op *bound);
+int op_bind_user(hint_op op, hint_type t, hint_op *bound);
+static inline int op_bind(hint_op op, hint_type t, hint_op *bound)
+{
+    *bound = op;
+    return op_is_user(op) ? op_bind_user(op, t, bound) : HINT_SUCCESS;
+}
 /* inout = in op inout for count elements (packed: the algorithms move packed bytes; a bound
    user op on a non-contiguous type sees them unpacked into their layout). */
 void op_reduce(hint_op op, int basic, const void *in, void *inout, size_t count);

@@ -1,9 +1,10 @@
 /*
  * datatype/datatype.h — what the other layers may ask of a datatype.
  *
- * The datatype module owns struct hint_type_s (datatype/type.h); nothing outside datatype/
- * looks inside it. Transport and collectives use only these calls plus the public
- * hint_pack_range / hint_unpack_range.
+ * The datatype module owns struct hint_type_s: it is defined here only so that the getters
+ * below inline (every call asks them); nothing outside datatype/ reads its fields directly.
+ * Transport and collectives use only these calls plus the public hint_pack_range /
+ * hint_unpack_range.
  */
 #ifndef HINT_DATATYPE_H
 #define HINT_DATATYPE_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "hint.h"
+#include "runtime/registry.h"
 
 /* The predefined element kinds; reductions dispatch on these. */
 enum dt_basic {
@@ -39,22 +41,67 @@ enum dt_basic {
     DT_NBASIC
 };
 
+/* The type object. Only datatype/ writes it; the other layers read it through the getters below,
+   inline because every call asks them (an 8-byte reduction asks five). */
+struct dt_plan;
+struct hint_type_s {
+    uint32_t magic;
+    bool predefined;
+    bool committed;
+    bool freed; /* the user freed it; kept alive only by types built on it */
+    bool run;   /* its data is exactly one run [true_lb, true_lb + size) */
+    bool contig; /* committed and count elements are one dense run at the buffer address */
+    int basic;   /* enum dt_basic when dense and of one kind, else DT_NONE (set at commit) */
+    int sig;     /* kind of every predefined entry, DT_NONE when mixed, DT_SIG_EMPTY when none */
+    size_t size; /* bytes of data in one element */
+    ptrdiff_t lb, extent;
+    ptrdiff_t true_lb, true_extent;
+    const char *name;
+    size_t refs;
+
+    /* construction tree */
+    int kind;
+    size_t count;
+    size_t blocklen;  /* HVECTOR */
+    ptrdiff_t stride; /* HVECTOR, bytes */
+    size_t *blocklens; /* HINDEXED */
+    ptrdiff_t *displs; /* HINDEXED, bytes */
+    hint_type *types;  /* the old types, each holding a reference */
+    size_t ntypes;     /* 1, or count for a struct: block i uses types[ntypes == 1 ? 0 : i] */
+    size_t mars_seg;   /* MARs segment in elements, 0 = default */
+
+    struct dt_plan *plan; /* built by commit */
+};
+
+/* Whether t is one of the predefined types (they enter the registry when the library is
+   loaded; this comparison is the fallback should that have failed). */
+bool dt_live_predefined(hint_type t);
+/* A live type handle: predefined, or built and not yet freed by the user. Asks the registry, never
+   t itself, so a freed type's memory is not read (runtime/registry.h). A type the user freed but
+   that a type built on it or a request in flight still holds is not live as a handle. */
+static inline bool dt_live(hint_type t) { return reg_live(REG_TYPE, t) || dt_live_predefined(t); }
 /* HINT_SUCCESS when t may be used in communication (predefined, or derived and committed),
    HINT_ERR_TYPE otherwise (NULL, freed, not committed). */
-int dt_check(hint_type t);
+static inline int dt_check(hint_type t)
+{
+    if (!dt_live(t))
+        return reg_reject(REG_TYPE, t, HINT_ERR_TYPE);
+    return t->committed ? HINT_SUCCESS : HINT_ERR_TYPE;
+}
 /* Bytes of data in one element of t (MPI_Type_size). */
-size_t dt_size(hint_type t);
+static inline size_t dt_size(hint_type t) { return t->size; }
 /* MPI's lb and extent of t. */
-ptrdiff_t dt_lb(hint_type t);
-ptrdiff_t dt_extent(hint_type t);
+static inline ptrdiff_t dt_lb(hint_type t) { return t->lb; }
+static inline ptrdiff_t dt_extent(hint_type t) { return t->extent; }
 /* 1 when count elements of t are one dense run of count * dt_size(t) bytes starting at the
    buffer address (lb == true_lb == 0, extent == size, no holes), so a plain memcpy moves them. */
-int dt_is_contig(hint_type t);
+static inline int dt_is_contig(hint_type t) { return t->contig; }
 /* The predefined kind when t is predefined or every byte of it is one predefined kind laid out
    densely (e.g. contiguous(4, HINT_DOUBLE)); DT_NONE otherwise. */
-int dt_basic(hint_type t);
-/* The size in bytes of one element of a predefined kind. */
-size_t dt_basic_size(int basic);
+static inline int dt_basic(hint_type t) { return t->basic; }
+/* The size in bytes of one element of a predefined kind (0 for anything else). */
+extern const size_t dt_basic_sizes[DT_NBASIC];
+static inline size_t dt_basic_size(int basic) { return basic >= 0 && basic < DT_NBASIC ? dt_basic_sizes[basic] : 0; }
 /* Name of a predefined kind ("double"), for messages. */
 const char *dt_basic_name(int basic);
 
@@ -63,10 +110,20 @@ const char *dt_basic_name(int basic);
 /* The kind of every predefined entry of t whatever the layout (so a strided vector of doubles
    gives DT_DOUBLE), DT_NONE when kinds are mixed or t holds no data. Two types whose kinds
    differ here cannot have matching signatures: p2p and collectives may return HINT_ERR_TYPE. */
-int dt_sig_basic(hint_type t);
+static inline int dt_sig_basic(hint_type t) { return t->sig >= 0 ? t->sig : DT_NONE; }
 /* The one counts-to-bytes conversion: bytes of data in count elements of t, after checking that
    t is usable (its dt_check code) and that the product does not overflow (HINT_ERR_COUNT). */
-int dt_count_bytes(hint_type t, size_t count, size_t *bytes);
+static inline int dt_count_bytes(hint_type t, size_t count, size_t *bytes)
+{
+    int st = dt_check(t);
+    if (st != HINT_SUCCESS)
+        return st;
+    size_t size = dt_size(t);
+    if (size != 0 && count > SIZE_MAX / size)
+        return HINT_ERR_COUNT;
+    *bytes = count * size;
+    return HINT_SUCCESS;
+}
 /* The one type-signature rule, for p2p and collectives alike: data of kinds ka and kb (from
    dt_sig_basic) can match unless both are one predefined kind each and the kinds differ; bytes
    match any kind (moving raw bytes to and from typed buffers is a common idiom). */
@@ -78,8 +135,8 @@ static inline bool dt_kinds_match(int ka, int kb)
     return ka == kb || ka == DT_NONE || kb == DT_NONE || ka == DT_BYTE || kb == DT_BYTE;
 }
 /* MPI's true lb and true extent (the span actually touched), for temporary buffers. */
-ptrdiff_t dt_true_lb(hint_type t);
-ptrdiff_t dt_true_extent(hint_type t);
+static inline ptrdiff_t dt_true_lb(hint_type t) { return t->true_lb; }
+static inline ptrdiff_t dt_true_extent(hint_type t) { return t->true_extent; }
 /* The bytes [*lo, *hi) relative to the buffer address that count elements of t touch (both 0 when
    nothing is touched): what must be mapped, registered or checked to lie on the shared heap.
    HINT_ERR_COUNT when the span does not fit a ptrdiff_t. */

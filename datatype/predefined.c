@@ -85,46 +85,17 @@ bool dt_live_predefined(hint_type t)
     return false;
 }
 
-int dt_check(hint_type t)
-{
-    if (!dt_live(t))
-        return reg_reject(REG_TYPE, t, HINT_ERR_TYPE);
-    return t->committed ? HINT_SUCCESS : HINT_ERR_TYPE;
-}
-
-size_t dt_size(hint_type t) { return t->size; }
-ptrdiff_t dt_lb(hint_type t) { return t->lb; }
-ptrdiff_t dt_extent(hint_type t) { return t->extent; }
-
-int dt_is_contig(hint_type t) { return t->contig; }
-
-int dt_basic(hint_type t) { return t->basic; }
-
-size_t dt_basic_size(int basic)
-{
-    return basic >= 0 && basic < DT_NBASIC ? dt_basic_types[basic]->size : 0;
-}
+/* The element sizes of the kinds, in dt_basic_types' order (dt_basic_size inlines this table). */
+const size_t dt_basic_sizes[DT_NBASIC] = {
+    sizeof(unsigned char), sizeof(char), sizeof(int), sizeof(long), sizeof(int32_t), sizeof(int64_t),
+    sizeof(uint32_t), sizeof(uint64_t), sizeof(float), sizeof(double), sizeof(float complex), sizeof(double complex),
+    PAIR_SIZE(dt_float_int), PAIR_SIZE(dt_double_int), PAIR_SIZE(dt_long_int), PAIR_SIZE(dt_2int),
+};
 
 const char *dt_basic_name(int basic)
 {
     return basic >= 0 && basic < DT_NBASIC ? dt_basic_types[basic]->name : "derived";
 }
-
-int dt_sig_basic(hint_type t) { return t->sig >= 0 ? t->sig : DT_NONE; }
-
-int dt_count_bytes(hint_type t, size_t count, size_t *bytes)
-{
-    int st = dt_check(t);
-    if (st != HINT_SUCCESS)
-        return st;
-    size_t size = dt_size(t);
-    if (size != 0 && count > SIZE_MAX / size)
-        return HINT_ERR_COUNT;
-    *bytes = count * size;
-    return HINT_SUCCESS;
-}
-ptrdiff_t dt_true_lb(hint_type t) { return t->true_lb; }
-ptrdiff_t dt_true_extent(hint_type t) { return t->true_extent; }
 
 int dt_span(hint_type t, size_t count, ptrdiff_t *lo, ptrdiff_t *hi)
 {

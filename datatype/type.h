@@ -59,34 +59,8 @@ struct dt_plan {
     size_t loop_visits; /* DATA items entered per element by the loop interpreter (cost model) */
 };
 
-struct hint_type_s {
-    uint32_t magic;
-    bool predefined;
-    bool committed;
-    bool freed; /* the user freed it; kept alive only by types built on it */
-    bool run;   /* its data is exactly one run [true_lb, true_lb + size) */
-    bool contig; /* committed and count elements are one dense run at the buffer address */
-    int basic;   /* enum dt_basic when dense and of one kind, else DT_NONE (set at commit) */
-    int sig;     /* kind of every predefined entry, DT_NONE when mixed, DT_SIG_EMPTY when none */
-    size_t size; /* bytes of data in one element */
-    ptrdiff_t lb, extent;
-    ptrdiff_t true_lb, true_extent;
-    const char *name;
-    size_t refs;
+/* struct hint_type_s is in datatype/datatype.h, beside the getters that inline its fields. */
 
-    /* construction tree */
-    int kind;
-    size_t count;
-    size_t blocklen;  /* HVECTOR */
-    ptrdiff_t stride; /* HVECTOR, bytes */
-    size_t *blocklens; /* HINDEXED */
-    ptrdiff_t *displs; /* HINDEXED, bytes */
-    hint_type *types;  /* the old types, each holding a reference */
-    size_t ntypes;     /* 1, or count for a struct: block i uses types[ntypes == 1 ? 0 : i] */
-    size_t mars_seg;   /* MARs segment in elements, 0 = default */
-
-    struct dt_plan *plan; /* built by commit */
-};
 
 /* MARs / IOVEC are built only up to this many merged pieces per element; bigger irregular types
    pack with the loop description alone. */
@@ -94,15 +68,6 @@ struct hint_type_s {
 
 /* construct.c */
 int dt_valid(hint_type t); /* HINT_SUCCESS for a live (maybe uncommitted) type */
-
-/* predefined.c: whether t is one of the predefined types (they enter the registry when the
-   library is loaded; this comparison is the fallback should that have failed). */
-bool dt_live_predefined(hint_type t);
-
-/* A live type handle: predefined, or built and not yet freed by the user. Asks the registry, never
-   t itself, so a freed type's memory is not read (runtime/registry.h). A type the user freed but
-   that a type built on it or a request in flight still holds is not live as a handle. */
-static inline bool dt_live(hint_type t) { return reg_live(REG_TYPE, t) || dt_live_predefined(t); }
 
 /* commit.c */
 int dt_plan_build(hint_type t);
