@@ -123,10 +123,11 @@ struct coll_group {
     struct coll_owned neighbor; /* neighbor_distance_halving.c: the communication pattern */
     struct coll_owned hier;  /* hier.c: node and column sub-groups of the hierarchical algorithms */
     struct coll_pick_memo {  /* select.c: the defaults' last choice per operation (pick_memo) */
-        size_t block, count, esize;
+        size_t block, esize;
         hint_op op;
         int root, size, slot, nodes, ppn, pick, copy;
-        bool sl, rl, valid;
+        unsigned sides;      /* bit 0: the send side is derived, bit 1: the receive side */
+        bool valid;
     } memo[COLL_REDUCE_SCATTER_BLOCK + 1];
 };
 extern int coll_group_key; /* the part's key in hint_group_s.part */

@@ -7,6 +7,7 @@
  * HINT_COLL_FALLBACK=warn|silent lets the rules choose instead. The tables also feed hint_info
  * and the tests, so a new algorithm is one line here (and a rule, if it should run by default).
  */
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,37 +397,47 @@ static int run_alg(const struct coll_alg *alg, struct coll_args *a)
    so the same fields give the same answer. A small call then skips ~300 instructions of rules
    and tests (callgrind, 8-byte allreduce at P=2). The v and neighbourhood operations, whose
    counts differ per call, always ask the rules. */
-static struct coll_pick_memo *memo_of(const struct coll_args *a)
+static const bool memo_ops[COLL_NOPS] = {
+    [COLL_BARRIER] = true, [COLL_BCAST] = true,  [COLL_REDUCE] = true,    [COLL_ALLREDUCE] = true,
+    [COLL_GATHER] = true,  [COLL_SCATTER] = true, [COLL_ALLGATHER] = true, [COLL_ALLTOALL] = true,
+    [COLL_REDUCE_SCATTER_BLOCK] = true,
+};
+static_assert(COLL_REDUCE_SCATTER_BLOCK + 1 == sizeof((struct coll_group *)0)->memo / sizeof(struct coll_pick_memo),
+              "a memo per operation memo_ops names");
+
+/* Which sides are derived, as the memo keeps it. */
+static unsigned memo_sides(const struct coll_args *a) { return (a->sl.type != NULL) | (unsigned)(a->rl.type != NULL) << 1; }
+
+/* The same shape as the call the memo was made for: the group's shape (a unit test may attach
+   another to the same group) and the call's fields (count follows from block and esize). */
+static bool memo_fits(const struct coll_pick_memo *m, const struct coll_group *cg, const struct coll_args *a)
 {
-    if (a->g == NULL || coll_group_key < 0 || a->op_id > COLL_REDUCE_SCATTER_BLOCK || a->op_id == COLL_GATHERV ||
-        a->op_id == COLL_SCATTERV || a->op_id == COLL_ALLGATHERV || a->op_id == COLL_ALLTOALLV)
-        return NULL;
-    return &coll_group_of(a->g)->memo[a->op_id];
+    return m->valid && m->block == a->block && m->esize == a->esize && m->op == a->op && m->root == a->root &&
+           m->sides == memo_sides(a) && m->size == a->size && m->slot == cg->slot && m->nodes == cg->nodes &&
+           m->ppn == cg->ppn;
 }
 
-static bool memo_fits(const struct coll_pick_memo *m, const struct coll_args *a)
+/* A miss: the rules choose, and the memo (m, when the operation has one) remembers. */
+static __attribute__((noinline)) int default_pick_rules(const struct coll_args *a, int *copy, struct coll_pick_memo *m,
+                                                        const struct coll_group *cg)
 {
-    const struct coll_group *cg = coll_group_of(a->g);
-    return m->valid && m->size == a->size && m->slot == cg->slot && m->nodes == cg->nodes && m->ppn == cg->ppn &&
-           m->block == a->block && m->count == a->count && m->esize == a->esize && m->op == a->op &&
-           m->root == a->root && m->sl == (a->sl.type != NULL) && m->rl == (a->rl.type != NULL);
+    int pick = rules_pick(rules_default(), a, copy);
+    if (m)
+        *m = (struct coll_pick_memo){.size = a->size, .slot = cg->slot, .nodes = cg->nodes, .ppn = cg->ppn,
+                                     .block = a->block, .esize = a->esize, .op = a->op, .root = a->root,
+                                     .pick = pick, .copy = *copy, .sides = memo_sides(a), .valid = true};
+    return pick;
 }
 
-static int default_pick(const struct coll_args *a, int *copy)
+static inline int default_pick(const struct coll_args *a, int *copy)
 {
-    struct coll_pick_memo *m = memo_of(a);
-    if (m && memo_fits(m, a)) {
+    struct coll_group *cg = a->g && coll_group_key >= 0 && memo_ops[a->op_id] ? coll_group_of(a->g) : NULL;
+    struct coll_pick_memo *m = cg ? &cg->memo[a->op_id] : NULL;
+    if (m && memo_fits(m, cg, a)) {
         *copy = m->copy;
         return m->pick;
     }
-    int pick = rules_pick(rules_default(), a, copy);
-    const struct coll_group *cg = m ? coll_group_of(a->g) : NULL;
-    if (m)
-        *m = (struct coll_pick_memo){.size = a->size, .slot = cg->slot, .nodes = cg->nodes, .ppn = cg->ppn,
-                                     .block = a->block, .count = a->count, .esize = a->esize, .op = a->op,
-                                     .root = a->root, .pick = pick, .copy = *copy, .sl = a->sl.type != NULL,
-                                     .rl = a->rl.type != NULL, .valid = true};
-    return pick;
+    return default_pick_rules(a, copy, m, cg);
 }
 
 /* Selection: forced (hint_coll_set, HINT_<OP>) > tuning file > online autotuning > defaults. */
@@ -436,6 +447,16 @@ static int pick_and_run(struct coll_args *a)
     if (!env_read)
         read_env();
     int pick = forced[a->op_id] - 1, copy = -1;
+    if (pick < 0 && tune_idle()) {
+        /* the usual call: nothing forced, nothing tuned, so the defaults (remembered) choose */
+        pick = default_pick(a, &copy);
+        if (pick >= 0)
+            a->copy = copy;
+        else
+            pick = 0;
+        last_ran[a->op_id] = t->algs[pick].name;
+        return run_alg(&t->algs[pick], a);
+    }
     if (pick >= 0 && !coll_alg_usable(pick, a)) {
         int st = refuse_forced(t, &t->algs[pick], a);
         if (st != -1)

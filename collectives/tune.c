@@ -38,6 +38,7 @@ static struct {
 int tune_load_file(const char *path, char *msg, size_t len)
 {
     tf.loaded = true;
+    tune_state = -1;
     rules_free(&tf.rules);
     FILE *f = fopen(path, "r");
     if (f == NULL) {
@@ -65,9 +66,10 @@ void tune_unload(void)
 {
     rules_free(&tf.rules);
     tf.loaded = false;
+    tune_state = -1;
 }
 
-bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
+static void tune_file_load(void)
 {
     if (!tf.loaded) {
         const char *path = rt_cfg_str("HINT_TUNING_FILE");
@@ -76,6 +78,23 @@ bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
         if (path && tune_load_file(path, msg, sizeof msg) != HINT_SUCCESS)
             RT_ERR("coll", "tuning file ignored: %s", msg);
     }
+}
+
+static bool autotune_on(void);
+int tune_state = -1;
+int tune_state_read(void)
+{
+    tune_file_load();
+    bool rules = false;
+    for (int op = 0; op < COLL_NOPS; op++)
+        rules = rules || tf.rules.n[op] > 0;
+    tune_state = rules || autotune_on();
+    return tune_state;
+}
+
+bool tune_lookup(const struct coll_args *a, int *alg, int *copy)
+{
+    tune_file_load();
     *alg = rules_pick(&tf.rules, a, copy);
     return *alg >= 0;
 }

@@ -20,6 +20,12 @@ struct coll_args;
 /* The algorithm (index in the op's table) and copy mode (-1: default) the tuning file gives for
    these arguments, one its rules name that can run them; false when it says nothing. */
 bool tune_lookup(const struct coll_args *a, int *alg, int *copy);
+/* Neither a tuning file nor online autotuning can choose for any operation: selection may go
+   straight to the defaults (and their memo). tune_state caches the answer: -1 not known yet (or a
+   file was loaded or unloaded since), 0 idle, 1 not. */
+extern int tune_state;
+int tune_state_read(void);
+static inline bool tune_idle(void) { return (tune_state < 0 ? tune_state_read() : tune_state) == 0; }
 /* Load and check a tuning file; HINT_SUCCESS or HINT_ERR_ARG with the problem in msg. */
 int tune_load_file(const char *path, char *msg, size_t len);
 void tune_unload(void);
