@@ -100,8 +100,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "provider's inject size go by fi_tinject, done at once with no send completion to read; 0: always "
                 "fi_tsend"},
     {.name = "HINT_OFI_RX_BUFFERS", .kind = RT_ENV_INT, .dflt = "128", .min = 8, .max = 65536,
-     .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps posted for messages from other "
-                "nodes"},
+     .meaning = "receive buffers (HINT_OFI_EAGER_MAX + 32 bytes each) each rank keeps for messages from other "
+                "nodes (16 of them posted at a time, the rest stand in for those unexpected messages hold)"},
     {.name = "HINT_OFI_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
      .meaning = "bytes of unexpected messages from other nodes copied out of the receive buffers when they run low "
                 "(and one message per 4 KiB of it, at least 64); beyond it they keep their buffers, and the job ends "
