@@ -515,6 +515,7 @@ const struct rt_transport ofi_transport = {
     .fini = ofi_fini,
     .reaches = ofi_reaches,
     .isend = ofi_isend,
+    .send_now = ofi_send_now,
     .deliver = ofi_deliver,
     .msg_bytes = ofi_msg_bytes,
     .progress = ofi_progress,

@@ -103,6 +103,7 @@ void ofi_p2p_fini(void);
 int ofi_p2p_pending(void);
 bool ofi_p2p_busy(void);     /* sends wait for the provider (-FI_EAGAIN): poll, do not sleep */
 void ofi_isend(struct hint_request_s *r);
+bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
 void ofi_deliver(struct hint_request_s *r, int src, void *msg);
 size_t ofi_msg_bytes(const void *msg); /* an unexpected message's bytes (probes) */
 void ofi_progress(void);

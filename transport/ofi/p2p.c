@@ -361,6 +361,33 @@ static void queue_ctrl(struct hint_request_s *r)
     rq_list_push(&P.backlog, r);
 }
 
+/* A blocking send of a small contiguous message (runtime/transport.h, send_now): header and
+   payload into a free send buffer and out by fi_tinject, which copies them, with no request to
+   allocate, complete, wait for and release (0.55 of the 1.1 thousand instructions of an 8-byte
+   hint_send). Only when nothing waits to go out before it and the whole message fits the
+   provider's inject size; the general path takes everything else (and a refusal for now). */
+bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig)
+{
+    struct ofi_op *op = P.tx_free;
+    size_t len = sizeof(struct ofi_hdr) + bytes;
+    if (op == NULL || P.stalled || P.backlog.head || len > P.inject_max || bytes > P.eager_max ||
+        bytes > ofi.eager_max[world])
+        return false;
+    struct ofi_hdr *h = (struct ofi_hdr *)op->buf;
+    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .kind = OFI_EAGER, .tag = tag, .ctx = ctx, .bytes = bytes,
+                          .seq = P.tx_seq[world], .sig = sig};
+    if (bytes)
+        memcpy(h + 1, buf, bytes);
+    int rc = (int)fi_tinject(ofi.ep, op->buf, len, ofi.addr[world], OFI_TAG_CTRL);
+    if (rc == -FI_EAGAIN)
+        return false;
+    if (rc)
+        ofi_fatal("fi_tinject (control)", rc);
+    P.tx_seq[world]++;
+    sent++;
+    return true;
+}
+
 void ofi_isend(struct hint_request_s *r)
 {
     P.pending++;
