@@ -70,6 +70,7 @@ static int cross_peer(void)
 }
 
 static const size_t sizes[] = {0, 1, 13, 8191, 8192, 8193, 70001, 300000};
+#define MIXED_BLOCKING 5 /* mixed's closing blocking sends of 8 B to the cross-node partner */
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* 12 per pair: more than 8 unexpected messages from one rank of the same node would fill their
@@ -107,6 +108,20 @@ static void mixed(void)
                             sizes[i % NSIZES]);
                 verify(rb + (size_t)k * max, st[k].bytes, p, rc_rank, i);
             }
+    /* Blocking sends of 8 B to the partner on the other node (no request: the transports'
+       send_now), which HINT_P2P_STATS must count too: check_ofi.sh expects their bytes. */
+    int peer = cross_peer();
+    for (int i = 0; peer >= 0 && i < MIXED_BLOCKING; i++) {
+        uint64_t v = ((uint64_t)rc_rank << 32) | (unsigned)i, w = 0;
+        if (rc_rank < peer) {
+            RC_OK(hint_send(&v, 8, HINT_BYTE, peer, 4, HINT_WORLD));
+            RC_OK(hint_recv(&w, 8, HINT_BYTE, peer, 4, HINT_WORLD, HINT_STATUS_IGNORE));
+        } else {
+            RC_OK(hint_recv(&w, 8, HINT_BYTE, peer, 4, HINT_WORLD, HINT_STATUS_IGNORE));
+            RC_OK(hint_send(&v, 8, HINT_BYTE, peer, 4, HINT_WORLD));
+        }
+        RC_CHECK(w == (((uint64_t)peer << 32) | (unsigned)i));
+    }
     free(sb);
     free(rb);
     free(req);

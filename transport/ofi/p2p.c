@@ -385,6 +385,7 @@ bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ct
         ofi_fatal("fi_tinject (control)", rc);
     P.tx_seq[world]++;
     sent++;
+    sent_bytes += bytes; /* HINT_P2P_STATS counts these as ofi_isend's */
     return true;
 }
 
