@@ -335,27 +335,25 @@ static int back_chunks(size_t off, size_t len)
 static __thread size_t refused_bytes; /* the refused commit's size, for the warning */
 
 /* mimalloc's commit (see the header comment): a range of my partition is reserved first, and
-   the commit fails when /dev/shm cannot back it; the mapping is read-write already, so nothing
-   else is done for it. Every other call is the kernel's. */
+   the commit fails when /dev/shm cannot back it; then the kernel's mprotect runs as for any
+   other call (for mimalloc a no-op: the mapping is read-write already). */
 __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
 {
     char *a = addr, *mine = lazy.done != NULL ? my_partition() : NULL;
     if (mine != NULL && prot == (PROT_READ | PROT_WRITE) && a >= mine && a < mine + heap.part) {
         atomic_fetch_add(&lazy.seen, 1);
         if (!lazy.on || making_plugs)
-            return 0;
-        size_t off = (size_t)(a - mine);
-        if (len > heap.part - off)
-            len = heap.part - off;
+            return (int)syscall(SYS_mprotect, addr, len, prot);
+        size_t off = (size_t)(a - mine), in = len > heap.part - off ? heap.part - off : len;
         int e = EBADF;
         pthread_mutex_lock(&lazy.lock);
         if (reserve.fd >= 0)
-            e = back_chunks(off, len);
+            e = back_chunks(off, in);
         pthread_mutex_unlock(&lazy.lock);
-        if (e == 0)
-            return 0;
+        if (e == 0) /* still the kernel's call: a program may be undoing its own PROT_READ */
+            return (int)syscall(SYS_mprotect, addr, len, prot);
         commit_refused = true;
-        refused_bytes = len;
+        refused_bytes = in;
         errno = ENOMEM;
         return -1;
     }
