@@ -332,6 +332,15 @@ static int back_chunks(size_t off, size_t len)
     return 0;
 }
 
+/* Whether every chunk of [off, off + len) of my partition is reserved. With lazy.lock held. */
+static bool chunks_done(size_t off, size_t len)
+{
+    for (size_t c = off / CHUNK_BYTES; c < (off + len + CHUNK_BYTES - 1) / CHUNK_BYTES && c < heap.part / CHUNK_BYTES; c++)
+        if (!chunk_done(c))
+            return false;
+    return true;
+}
+
 static __thread size_t refused_bytes; /* the refused commit's size, for the warning */
 
 /* mimalloc's commit (see the header comment): a range of my partition is reserved first, and
@@ -345,10 +354,9 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
         if (!lazy.on || making_plugs)
             return (int)syscall(SYS_mprotect, addr, len, prot);
         size_t off = (size_t)(a - mine), in = len > heap.part - off ? heap.part - off : len;
-        int e = EBADF;
         pthread_mutex_lock(&lazy.lock);
-        if (reserve.fd >= 0)
-            e = back_chunks(off, in);
+        /* after heap_stop (fd closed) only what is reserved already may be committed */
+        int e = reserve.fd >= 0 ? back_chunks(off, in) : chunks_done(off, in) ? 0 : EBADF;
         pthread_mutex_unlock(&lazy.lock);
         if (e == 0) /* still the kernel's call: a program may be undoing its own PROT_READ */
             return (int)syscall(SYS_mprotect, addr, len, prot);
@@ -597,9 +605,11 @@ void heap_stop(void)
     heap.active = false;
     stop_keeper(); /* the plugs stay: the heap no longer grows */
     pthread_mutex_lock(&reserve.lock);
+    pthread_mutex_lock(&lazy.lock); /* mprotect reads the fd under this one (order: as unplug) */
     if (reserve.fd >= 0)
         close(reserve.fd);
     reserve.fd = -1;
+    pthread_mutex_unlock(&lazy.lock);
     pthread_mutex_unlock(&reserve.lock);
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,7 +237,13 @@ int main(int argc, char **argv)
             RC_FAIL("unknown mode %s", what);
     }
     RC_OK(hint_finalize());
-    /* after finalize: heap buffers are still valid and freeable; new ones are glibc's */
+    /* after finalize: heap buffers are still valid and freeable (and a program may protect and
+       unprotect their pages: libhint's mprotect reserves mimalloc's commits, and must still
+       hand these to the kernel); new ones are glibc's */
+    long pg = sysconf(_SC_PAGESIZE);
+    char *page = (char *)((uintptr_t)kept & ~(uintptr_t)(pg - 1));
+    RC_CHECK(mprotect(page, (size_t)pg, PROT_READ) == 0);
+    RC_CHECK(mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE) == 0);
     memset(kept, 3, 1000);
     heap_buffer_free(kept);
     void *after = malloc(100);
