@@ -1,8 +1,9 @@
 /*
  * bcast staged — small messages through the staging areas (collectives/staging.c), no barrier:
  * the root stages the message (in its call's head up to 2 KiB) and leaves; every other rank
- * waits for the root's post and copies the message out. The root runs up to 63 small calls
- * ahead of the slowest reader where shm's ring of 16 cells lets it run 16, so when ranks
+ * waits for the root's post and copies the message out. On an oversubscribed node the root
+ * runs up to 63 small calls ahead of the slowest reader (7 where the ranks fit the cores)
+ * where shm's ring of 16 cells lets it run 16, so when ranks
  * outnumber the cores a rank that holds a core does every call it can without waiting for one
  * that does not (issue 18: sched_yields per call and rank at P=8, 8 B, in docs/BENCHMARKS.md).
  * Needs the shared heap, a collective slot and at most P * coll_stage_block(P) bytes.
