@@ -52,6 +52,10 @@ def main():
             fail("%s: not a list" % op)
         ops.append("    {%s, %d, %d}," % (c_str(op), len(rows), len(rules)))
         for i, r in enumerate(rules):
+            unknown = [k for k in r if k not in BOUNDS and k not in ("algorithm", "copy") and not k.startswith("_")]
+            if unknown:
+                fail("%s[%d]: key(s) %s not in the table: teach gen_rules.py (and struct coll_rule_src) them"
+                     % (op, i, ", ".join(unknown)))
             b = []
             for k, unset in zip(BOUNDS, UNSET):
                 v = r.get(k)
