@@ -18,7 +18,7 @@ int bcast_staged(struct coll_args *a)
     char *mine = coll_stage_begin(a, a->block); /* every rank: its number says it is past the last call */
     if (mine == NULL)
         return HINT_ERR_NOMEM;
-    if (a->rank == a->root)
+    if (a->rank == a->root && a->block) /* 0 bytes may come with a NULL buffer (a hier phase) */
         memcpy(mine, a->rbuf, a->block);
     coll_stage_post(a);
     if (a->rank == a->root)
@@ -26,6 +26,7 @@ int bcast_staged(struct coll_args *a)
     int st = coll_stage_wait(a, a->root);
     if (st != HINT_SUCCESS)
         return st;
-    memcpy(a->rbuf, coll_stage_half(a, a->root), a->block);
+    if (a->block)
+        memcpy(a->rbuf, coll_stage_half(a, a->root), a->block);
     return HINT_SUCCESS;
 }
