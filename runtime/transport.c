@@ -186,22 +186,20 @@ long rt_sleep_arm(void)
     return bound;
 }
 
-void rt_transport_stats(char *buf, size_t len)
+/* The other transports' parts of a HINT_P2P_STATS line: their messages, or their bytes. */
+static void other_stats(char *buf, size_t len, bool bytes)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < T.nactive && used < len; i++)
-        if (T.active[i] != T.sleeper && T.active[i]->stats)
-            used += (size_t)T.active[i]->stats(buf + used, len - used);
+    for (int i = 0; i < T.nactive && used < len; i++) {
+        const struct rt_transport *t = T.active[i];
+        int (*part)(char *, size_t) = bytes ? t->stats_bytes : t->stats;
+        if (t != T.sleeper && part)
+            used += (size_t)part(buf + used, len - used);
+    }
 }
 
-void rt_transport_stats_bytes(char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < T.nactive && used < len; i++)
-        if (T.active[i] != T.sleeper && T.active[i]->stats_bytes)
-            used += (size_t)T.active[i]->stats_bytes(buf + used, len - used);
-}
+void rt_transport_stats(char *buf, size_t len) { other_stats(buf, len, false); }
+void rt_transport_stats_bytes(char *buf, size_t len) { other_stats(buf, len, true); }
 
 struct rt_progress_list rt_progress_list;
