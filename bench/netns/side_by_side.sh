@@ -21,7 +21,11 @@ options:
                     (windowed bandwidth), coll (alltoall and allreduce, hint and MPICH),
                     ompi, ompibw (Open MPI 4.1: its TCP BTL with btl_tcp_if_include and
                     oob_tcp_if_include naming the veth; it busy-polls like MPICH)
+                    hier (issue 16: each collective's flat message algorithm beside its
+                    hierarchical ones, hint-bench OP --algorithm ALG, --ppn ranks per host)
                     (default fi,hint,mpich)
+  --ppn M           ranks per host for the coll and hier entries (default 1; M > 1 puts 2M
+                    ranks on this machine's cores, so read oversubscribed numbers as such)
   --provider P      libfabric provider for fi_pingpong and hint (default net: libfabric 1.17's
                     native tcp RDM, what hint picks when no provider is named; tcp gives
                     tcp;ofi_rxm)
@@ -37,7 +41,7 @@ options:
 USAGE
 }
 declare -A variant fivariant
-rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out=
+rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out= ppn=1
 while [ $# -gt 0 ]; do
   case $1 in
     --help|-h) usage; exit 0 ;;
@@ -52,6 +56,7 @@ while [ $# -gt 0 ]; do
     --variant) variant[$2]=$3; what=$what,$2; shift 3 ;;
     --fi-variant) fivariant[$2]=$3; what=$what,$2; shift 3 ;;
     --out) out=$2; shift 2 ;;
+    --ppn) ppn=$2; shift 2 ;;
     -*) echo "side_by_side.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -109,13 +114,14 @@ run_fi() { # [PROVIDER] one fi_pingpong per size (server in B, client in A), its
 run_hint() { # OP [hint-bench args]  ($venv: a variant's extra environment)
   local extra=()
   for v in ${venv:-}; do extra+=(-x "$v"); done
-  ip netns exec $A timeout 600 "$build/launcher/hintrun" --launch-agent "$agent" --host $IPA,$IPB "${fabric[@]}" \
+  ip netns exec $A timeout 600 "$build/launcher/hintrun" --launch-agent "$agent" --host $IPA:$ppn,$IPB:$ppn \
+    -n $((2 * ppn)) "${fabric[@]}" \
     "${extra[@]}" \
     "$build/bench/hint-bench" "$@"
 }
 run_mpich() { # OP [hint-bench args]
   ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
-    timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n 2 -ppn 1 \
+    timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n $((2 * ppn)) -ppn $ppn \
     -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "$build/bench/mpi/hint-bench-mpich" "$@"
 }
 run_ompi() { # OP [hint-bench args]  (Open MPI's rsh launcher through ns_ssh.sh; TCP BTL on the veth)
@@ -132,6 +138,10 @@ run_p2p() { # RUNNER: hint-bench latency, the sizes from 1 MiB with fewer iterat
   if [ -n "$large" ]; then $1 latency --sizes ${large#,} --iters "$(iters_for 1048576)"; fi
 }
 
+# issue 16's pairs: each operation's flat message-based algorithm first, then its hierarchical ones
+hierpairs="barrier:dissemination barrier:hier bcast:binomial bcast:hier reduce:binomial reduce:hier
+  allreduce:recursive_doubling allreduce:hier allgather:recursive_doubling allgather:hier
+  alltoall:linear alltoall:hier_hint alltoall:hier_hint_overlap alltoall:hier_morton"
 uptime | sed 's/^/# load before: /'
 for r in $(seq "$rounds"); do
   for w in ${what//,/ }; do
@@ -149,6 +159,11 @@ for r in $(seq "$rounds"); do
           run_hint $op --sizes "$sizes" --iters "$iters" >"$raw/hint_$op.$r" 2>&1
           run_mpich $op --sizes "$sizes" --iters "$iters" >"$raw/mpich_$op.$r" 2>&1
         done ;;
+      hier)
+        for pair in $hierpairs; do
+          run_hint ${pair%%:*} --algorithm ${pair#*:} --sizes "$sizes" --iters "$iters" \
+            >"$raw/hier_${pair%%:*}_${pair#*:}.$r" 2>&1
+        done ;;
       *) if [ -n "${variant[$w]+x}" ]; then venv=${variant[$w]} run_p2p run_hint >"$f" 2>&1
          elif [ -n "${fivariant[$w]+x}" ]; then run_fi "${fivariant[$w]}" >"$f" 2>&1
          else echo "side_by_side.sh: unknown --what entry $w" >&2; exit 2; fi ;;
@@ -165,6 +180,7 @@ col() { # FILEPREFIX SIZE -> that size's value in each round's file
   for f in "$raw"/$1.[0-9]*; do
     case $1 in
       fi|fi[a-z]*) awk -v s="$2" '$1 == s { print $7 }' "$f" ;;
+      hier_barrier_*) awk '$1 == 0 { print $2 }' "$f" ;;
       *) awk -v s="$2" '$1 == s { print $2 }' "$f" ;;
     esac
   done
@@ -173,14 +189,16 @@ summarize() { # TITLE FILES... (the first is the reference of the ratio columns)
   echo "# $1: median over $rounds rounds"
   shift
   local names=() w
-  for w in "$@"; do names+=("${w%%_*}"); done
-  printf '%-10s' size; for w in "${names[@]}"; do printf '%11s' "$w"; done
-  for w in "${names[@]:1}"; do printf '%11s' "${names[0]}/$w"; done; echo
+  for w in "$@"; do case $w in hier_*) names+=("${w#hier_*_}") ;; *) names+=("${w%%_*}") ;; esac; done
+  local cw=11 n  # column width: the longest header plus a space
+  for w in "${names[@]:1}"; do n="${names[0]}/$w"; [ $((${#n} + 1)) -gt $cw ] && cw=$((${#n} + 1)); done
+  printf '%-10s' size; for w in "${names[@]}"; do printf "%${cw}s" "$w"; done
+  for w in "${names[@]:1}"; do printf "%${cw}s" "${names[0]}/$w"; done; echo
   for s in ${sizes//,/ }; do
     printf '%-10s' $s
     local m=()
-    for w in "$@"; do m+=("$(col $w $s | median)"); printf '%11s' "${m[-1]}"; done
-    for v in "${m[@]:1}"; do awk -v a="${m[0]}" -v b="$v" 'BEGIN { if (a == "-" || b == "-" || b == 0) printf "%11s", "-"; else printf "%11.2f", a / b }'; done
+    for w in "$@"; do m+=("$(col $w $s | median)"); printf "%${cw}s" "${m[-1]}"; done
+    for v in "${m[@]:1}"; do awk -v a="${m[0]}" -v b="$v" -v w=$cw 'BEGIN { if (a == "-" || b == "-" || b == 0) printf "%*s", w, "-"; else printf "%*.2f", w, a / b }'; done
     echo
   done
 }
@@ -191,5 +209,12 @@ case ,$what, in *,hintbw,*) summarize "bandwidth (MB/s)" hintbw $(case ,$what, i
   $(case ,$what, in *,ompibw,*) echo ompibw ;; esac) ;; esac
 case ,$what, in *,coll,*)
   for op in allreduce alltoall; do summarize "$op (us)" hint_$op mpich_$op; done ;; esac
+case ,$what, in *,hier,*)
+  for op in barrier bcast reduce allreduce allgather alltoall; do
+    files=()
+    for pair in $hierpairs; do [ "${pair%%:*}" = $op ] && files+=("hier_${op}_${pair#*:}"); done
+    if [ $op = barrier ]; then sizes=0 summarize "$op at $ppn ranks per host (us)" "${files[@]}"
+    else summarize "$op at $ppn ranks per host (us)" "${files[@]}"; fi
+  done ;; esac
 [ -n "$out" ] && echo "# raw output in $out"
 exit 0
