@@ -4,11 +4,14 @@
  * Autotuning follows the HINT paper: for each key every candidate runs once as warm-up and then
  * three times, back to back, and the fastest is kept. The key is what every rank of the call
  * computes alike: the operation and group (the state lives on the group), the bytes per block
- * (alltoall, allgather), allgatherv's receive counts (every rank passes the same); alltoallv's
- * counts differ per rank, so it has one trial per group. Never buffer addresses: ranks whose
- * buffers differ, or move between calls, keep one trial. Candidates: alltoall(v) the four copy
- * orders (the HINT paper has three, row, column and Hilbert; Morton is the Morton paper's);
- * allgather(v) Morton against the message-based algorithms. Before each trial call the ranks
+ * (of the whole message for bcast, reduce and allreduce), allgatherv's receive counts (every rank
+ * passes the same); alltoallv's counts differ per rank, so it has one trial per group. Never
+ * buffer addresses: ranks whose buffers differ, or move between calls, keep one trial.
+ * Candidates on one node: alltoall(v) the four copy orders (the HINT paper has three, row, column
+ * and Hilbert; Morton is the Morton paper's), allgather(v) Morton against the message-based
+ * algorithms. On a group spanning nodes: for each operation with a hierarchical algorithm
+ * (barrier, bcast, reduce, allreduce, allgather(v), alltoall(v)), the hierarchical ones against
+ * the message-based ones. Before each trial call the ranks
  * agree (one small allreduce) on the key, the trial step and the candidate list, and all run the
  * same candidate; a rank that disagrees sends every rank to the default selection for that
  * call. Each rank times its own calls; the decision takes the slowest rank's time per candidate
@@ -132,45 +135,84 @@ static void at_free(void *p) { free(p); }
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
-/* The key: operation, ranks, bytes per block; allgatherv's receive counts (the same on every
-   rank); never addresses, nor alltoallv's counts (each rank has its own). */
+/* The key: operation, ranks, bytes per block (of the whole message for bcast, reduce and
+   allreduce); allgatherv's receive counts (the same on every rank); never addresses, nor
+   alltoallv's counts (each rank has its own). */
 static uint64_t at_key(const struct coll_args *a)
 {
     uint64_t h = mix(mix(0xcbf29ce484222325ull, (uint64_t)a->op_id), (uint64_t)a->size);
-    if (a->op_id == COLL_ALLTOALL || a->op_id == COLL_ALLGATHER)
-        return mix(h, a->block);
     if (a->op_id == COLL_ALLGATHERV)
         for (int p = 0; p < a->size; p++)
             h = mix(h, a->rcounts[p]);
+    else if (a->op_id != COLL_ALLTOALLV && a->op_id != COLL_BARRIER)
+        h = mix(h, a->block); /* bytes per block, or of the whole message (bcast, reduce, allreduce) */
     return h;
 }
 
-/* Candidates: for alltoall(v) the shared-heap orders; for allgather(v) the Morton algorithms and
-   the message-based ones they compete with. Only algorithms that apply to this call, in the
-   table's order (the ranks check before each trial call that they have the same list). */
-static int candidates(const struct coll_args *a, int *out)
+/* The algorithms of names (NULL-terminated) that can run this call, as table indices. */
+static int usable_of(const struct coll_args *a, const char *const *names, int *out)
 {
-    static const char *const a2a[] = {"row", "column", "hilbert", "morton"};
-    static const char *const ag[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa"};
-    static const char *const agv[] = {"ring", "linear", "morton", "morton_numa"};
-    const char *const *names;
-    size_t nn;
-    switch (a->op_id) {
-    case COLL_ALLTOALL:
-    case COLL_ALLTOALLV: names = a2a; nn = sizeof a2a / sizeof a2a[0]; break;
-    case COLL_ALLGATHER: names = ag; nn = sizeof ag / sizeof ag[0]; break;
-    case COLL_ALLGATHERV: names = agv; nn = sizeof agv / sizeof agv[0]; break;
-    default: return 0;
-    }
-    if (!coll_shm_ok(a))
-        return 0; /* no slot, or members on several nodes: the trials compare the copy orders */
     int n = 0;
-    for (size_t i = 0; i < nn && n < AT_MAXCAND; i++) {
-        int k = coll_alg_by_name(a->op_id, names[i]);
+    for (; *names && n < AT_MAXCAND; names++) {
+        int k = coll_alg_by_name(a->op_id, *names);
         if (k >= 0 && coll_alg_usable(k, a)) /* never a node-only one on a group spanning nodes */
             out[n++] = k;
     }
     return n;
+}
+
+/* Candidates on one node: for alltoall(v) the shared-heap orders; for allgather(v) the Morton
+   algorithms against the message-based ones. Every rank builds the same list (the names in the
+   table's order; the ranks check before each trial call that they have the same list). */
+static int candidates_on_node(const struct coll_args *a, int *out)
+{
+    static const char *const a2a[] = {"row", "column", "hilbert", "morton", NULL};
+    static const char *const ag[] = {"ring", "recursive_doubling", "bruck", "morton", "morton_numa", NULL};
+    static const char *const agv[] = {"ring", "linear", "morton", "morton_numa", NULL};
+    const char *const *names;
+    switch (a->op_id) {
+    case COLL_ALLTOALL:
+    case COLL_ALLTOALLV: names = a2a; break;
+    case COLL_ALLGATHER: names = ag; break;
+    case COLL_ALLGATHERV: names = agv; break;
+    default: return 0;
+    }
+    return usable_of(a, names, out);
+}
+
+/* Candidates on a group spanning nodes (issue 16): the hierarchical algorithms against the
+   message-based ones, for every operation that has a hierarchical one. */
+static int candidates_across_nodes(const struct coll_args *a, int *out)
+{
+    static const char *const barrier[] = {"hier", "dissemination", NULL};
+    static const char *const tree[] = {"hier", "binomial", NULL}; /* bcast, reduce */
+    static const char *const allreduce[] = {"hier", "recursive_doubling", "ring", "reduce_bcast", NULL};
+    static const char *const allgather[] = {"hier", "recursive_doubling", "bruck", "ring", NULL};
+    static const char *const allgatherv[] = {"hier", "ring", "linear", NULL};
+    static const char *const alltoall[] = {"hier_hint", "hier_hint_overlap", "hier_morton", "linear", "pairwise",
+                                           "bruck", NULL};
+    static const char *const alltoallv[] = {"hier_hint", "hier_hint_overlap", "hier_morton", "linear", "pairwise",
+                                            NULL};
+    switch (a->op_id) {
+    case COLL_BARRIER: return usable_of(a, barrier, out);
+    case COLL_BCAST:
+    case COLL_REDUCE: return usable_of(a, tree, out);
+    case COLL_ALLREDUCE: return usable_of(a, allreduce, out);
+    case COLL_ALLGATHER: return usable_of(a, allgather, out);
+    case COLL_ALLGATHERV: return usable_of(a, allgatherv, out);
+    case COLL_ALLTOALL: return usable_of(a, alltoall, out);
+    case COLL_ALLTOALLV: return usable_of(a, alltoallv, out);
+    default: return 0;
+    }
+}
+
+static int candidates(const struct coll_args *a, int *out)
+{
+    if (coll_shm_ok(a))
+        return candidates_on_node(a, out);
+    int nodes, ppn;
+    coll_shape(a, &nodes, &ppn);
+    return nodes > 1 ? candidates_across_nodes(a, out) : 0; /* one node without a slot: nothing to try */
 }
 
 static struct at_state *state_for(struct coll_args *a)

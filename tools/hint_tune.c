@@ -2,7 +2,11 @@
  * tools/hint_tune.c — hint-tune: measure every algorithm (and, for the shared-heap ones, every
  * copy mode) of each collective that has more than one, over a range of sizes at the current
  * rank count, and write the winners as a tuning file that HINT_TUNING_FILE loads (version 1 of
- * the format of collectives/rules.h: per operation, {"P": P, "rules": [...]}).
+ * the format of collectives/rules.h: per operation, {"P": P, "rules": [...]}). Each rule carries
+ * the shape it was measured on (min/max_nodes, min/max_ppn), so one file can hold a job's
+ * tuning on one node and across nodes at the same P: under `hintrun --nodes K` (or a launcher
+ * across hosts) the hierarchical algorithms are among the candidates and the node-only ones
+ * cannot run.
  *
  *   hintrun -n P hint-tune [OP[,OP...]|all] [--sizes 8:1M] [--iters N] [--out FILE]
  *
@@ -44,8 +48,9 @@ static void usage(FILE *to)
         "Measures every algorithm of each collective OP that has more than one (shared-heap ones in\n"
         "each copy mode; default: all of them) for sizes from A to B bytes (powers of two, default\n"
         "8:1M; bytes of one rank's block, of the whole message for bcast, reduce and allreduce) and\n"
-        "writes the fastest per size as rules for P ranks into FILE (default hint-tuning.json; its\n"
-        "other entries are kept). Load it with HINT_TUNING_FILE=FILE.\n"
+        "writes the fastest per size as rules for P ranks, on this job's number of nodes and ranks\n"
+        "per node, into FILE (default hint-tuning.json; its entries for other operations, rank\n"
+        "counts or shapes are kept). Load it with HINT_TUNING_FILE=FILE.\n"
         "A candidate whose call fails (e.g. HINT_ERR_UNSUPPORTED) on any rank, or that is not the\n"
         "algorithm hint_coll_last reports, is skipped, not timed. barrier and alltoallv get one rule\n"
         "(their selection does not see a size).\n"
@@ -146,8 +151,59 @@ static json_t *rule_of(const struct cand *c, size_t max_bytes)
     return rule;
 }
 
-/* Replace the entry for P of op in root (an object), keeping everything else. */
-static void put_entry(json_t *root, const char *op, int P, json_t *rules)
+/* The job's shape as the rules see it: nodes, and the most ranks on one node. */
+struct shape {
+    int nodes, ppn;
+};
+
+static struct shape shape_of_world(void)
+{
+    hint_group node;
+    int local = 1, leader = 1, all[2] = {1, 1};
+    if (hint_group_split_type(HINT_WORLD, HINT_SPLIT_NODE, 0, &node) == HINT_SUCCESS) {
+        int me = 0;
+        hint_group_size(node, &local);
+        hint_group_rank(node, &me);
+        leader = me == 0;
+        hint_group_free(&node);
+    }
+    int mine[2] = {local, leader};
+    hint_allreduce(&mine[0], &all[0], 1, HINT_INT, HINT_MAX, HINT_WORLD);
+    hint_allreduce(&mine[1], &all[1], 1, HINT_INT, HINT_SUM, HINT_WORLD);
+    return (struct shape){.nodes = all[1], .ppn = all[0]};
+}
+
+/* Every rule measured on this shape says so, so that a file tuned on one node never picks a
+   node-only algorithm for a job across nodes at the same P, nor one tuned across nodes a
+   hierarchical one on a single node. */
+static void bound_to_shape(json_t *rules, struct shape sh)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r)
+    {
+        json_object_set_new(r, "min_nodes", json_integer(sh.nodes));
+        json_object_set_new(r, "max_nodes", json_integer(sh.nodes));
+        json_object_set_new(r, "min_ppn", json_integer(sh.ppn));
+        json_object_set_new(r, "max_ppn", json_integer(sh.ppn));
+    }
+}
+
+/* The shape an entry was tuned on: its first rule's bounds; an entry without them (written
+   before hint-tune recorded the shape) counts as one node. */
+static bool entry_has_shape(json_t *e, struct shape sh)
+{
+    json_t *r = json_array_get(json_object_get(e, "rules"), 0);
+    json_t *n = json_object_get(r, "min_nodes"), *p = json_object_get(r, "min_ppn");
+    if (!n)
+        return sh.nodes == 1;
+    return json_integer_value(n) == sh.nodes && (!p || json_integer_value(p) == sh.ppn);
+}
+
+/* Replace the entry for P and this shape of op in root (an object), keeping everything else.
+   The new entry goes first: an older entry without shape bounds would otherwise match a job
+   across nodes before it. */
+static void put_entry(json_t *root, const char *op, int P, struct shape sh, json_t *rules)
 {
     json_t *arr = json_object_get(root, op);
     if (!json_is_array(arr)) {
@@ -158,12 +214,13 @@ static void put_entry(json_t *root, const char *op, int P, json_t *rules)
     json_t *e;
     json_array_foreach(arr, i, e)
     {
-        if (json_integer_value(json_object_get(e, "P")) == P) {
+        if (json_integer_value(json_object_get(e, "P")) == P && entry_has_shape(e, sh)) {
             json_array_remove(arr, i);
             break;
         }
     }
-    json_array_append_new(arr, json_pack("{s:i, s:o}", "P", P, "rules", rules));
+    bound_to_shape(rules, sh);
+    json_array_insert_new(arr, 0, json_pack("{s:i, s:o}", "P", P, "rules", rules));
 }
 
 static int iters_for(size_t bytes, int P, int iters)
@@ -323,7 +380,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return parse_ops(ops ? ops : all, o) ? 2 : -1;
 }
 
-static int write_file(const struct opts *o, json_t *const per_op[], int P)
+static int write_file(const struct opts *o, json_t *const per_op[], int P, struct shape sh)
 {
     json_error_t err;
     json_t *root = json_load_file(o->out, 0, &err);
@@ -338,7 +395,7 @@ static int write_file(const struct opts *o, json_t *const per_op[], int P)
     }
     for (int op = 0; op < COLL_NOPS; op++)
         if (per_op[op])
-            put_entry(root, coll_tables[op].op, P, json_incref(per_op[op]));
+            put_entry(root, coll_tables[op].op, P, sh, json_incref(per_op[op]));
     int rc = 0;
     if (json_dump_file(root, o->out, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
         fprintf(stderr, "hint-tune: cannot write %s\n", o->out);
@@ -370,9 +427,10 @@ int main(int argc, char **argv)
     memset(x.s, 1, o.hi * (size_t)P);
     memset(x.r, 0, o.hi * (size_t)P);
     json_t *per_op[COLL_NOPS] = {0};
+    struct shape sh = shape_of_world();
     if (rank == 0)
-        printf("# hint-tune, P=%d: fastest per size (slowest rank's average); columns: operation, "
-               "bytes, algorithm, copy mode, time\n", P);
+        printf("# hint-tune, P=%d on %d node(s), at most %d per node: fastest per size (slowest rank's "
+               "average); columns: operation, bytes, algorithm, copy mode, time\n", P, sh.nodes, sh.ppn);
     for (int op = 0; op < COLL_NOPS; op++) {
         if (!o.ops[op])
             continue;
@@ -381,7 +439,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "hint-tune: no algorithm of %s ran at these sizes; no rules for it\n",
                     coll_tables[op].op);
     }
-    rc = rank == 0 ? write_file(&o, per_op, P) : 0;
+    rc = rank == 0 ? write_file(&o, per_op, P, sh) : 0;
     for (int op = 0; op < COLL_NOPS; op++)
         json_decref(per_op[op]);
     free(x.s);
