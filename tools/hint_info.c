@@ -3,7 +3,7 @@
  * tables selection uses), every HINT_* variable with its default, and which algorithm the
  * defaults pick for a given number of ranks, nodes and size.
  *
- *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--version] [--help]
+ *   hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--rules-file FILE] [--version] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--version] [--help]\n"
+    fprintf(to, "usage: hint_info [--algorithms] [--env [--markdown]] [--rules] [--transports] [--np P] [--nodes K] [--size BYTES] [--rules-file FILE] [--version] [--help]\n"
                 "With no option: everything, and the default choices for P = 2, 4, 8, 16 at 8 B, 4 KiB, 1 MiB.\n"
                 "  --algorithms   every collective with its algorithms and what they do\n"
                 "  --env          every HINT_* environment variable: default, accepted values, meaning\n"
@@ -28,7 +28,9 @@ static void usage(FILE *to)
                 "  --transports   the transports in start order, and the libfabric provider this environment picks\n"
                 "  --np P         show the algorithms the defaults pick for P ranks ...\n"
                 "  --nodes K      ... spread over K nodes as hintrun --nodes K spreads them (default 1) ...\n"
-                "  --size BYTES   ... at this many bytes per rank block (with --np)\n");
+                "  --size BYTES   ... at this many bytes per rank block (with --np)\n"
+                "  --rules-file FILE  ... with FILE's rules (tuning-file format) first, as HINT_TUNING_FILE=FILE would\n"
+                "                 choose, the built-in rules where none of FILE's matches (bench/cliffs.py reads this)\n");
 }
 
 static void print_algorithms(void)
@@ -128,13 +130,12 @@ static void print_defaults(int P, size_t bytes)
                                                       : coll_default_name(op, P, bytes));
 }
 
-/* The built-in rules' pick for P ranks on K nodes, as rules_pick makes it for a group of that
-   shape (hintrun --nodes K gives the first P % K nodes one rank more, so the most on a node is
-   the larger share): the first matching rule with an algorithm that can run, where a node-only
-   one cannot on more than one node; else the table's first. */
-static const char *default_across(int op, int P, int K, size_t bytes)
+/* A rule set's pick for P ranks on K nodes, as rules_pick makes it for a group of that shape
+   (hintrun --nodes K gives the first P % K nodes one rank more, so the most on a node is the
+   larger share): the first matching rule with an algorithm that can run, where a node-only one
+   cannot on more than one node; NULL when none matches. */
+static const char *pick_across(const struct coll_rules *rs, int op, int P, int K, size_t bytes)
 {
-    const struct coll_rules *rs = rules_default_for(op);
     const struct coll_table *t = &coll_tables[op];
     struct coll_args a = {.op_id = op, .size = P, .block = bytes, .count = bytes / 8};
     int ppn = (P + K - 1) / K;
@@ -150,16 +151,64 @@ static const char *default_across(int op, int P, int K, size_t bytes)
                 return x->name;
         }
     }
-    return t->algs[0].name;
+    return NULL;
+}
+
+/* --rules-file: its rules, read once (NULL: none given). */
+static struct coll_rules file_rules;
+static const char *file_path;
+
+/* What selection picks: FILE's rules first (a tuning file's place), then the built-in ones, else
+   the table's first. */
+static const char *default_across(int op, int P, int K, size_t bytes)
+{
+    const char *name = file_path ? pick_across(&file_rules, op, P, K, bytes) : NULL;
+    if (name == NULL)
+        name = pick_across(rules_default_for(op), op, P, K, bytes);
+    return name ? name : coll_tables[op].algs[0].name;
+}
+
+static int load_rules_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "hint_info: cannot open %s\n", path);
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    for (size_t got; text && (got = fread(text + n, 1, cap - n - 1, f)) > 0;) {
+        n += got;
+        if (n + 1 == cap)
+            text = realloc(text, cap *= 2);
+    }
+    fclose(f);
+    if (text == NULL) {
+        fprintf(stderr, "hint_info: out of memory reading %s\n", path);
+        return -1;
+    }
+    text[n] = '\0';
+    char msg[512];
+    int st = rules_parse(text, path, &file_rules, msg, sizeof msg);
+    free(text);
+    if (st != HINT_SUCCESS) {
+        fprintf(stderr, "hint_info: %s\n", msg);
+        return -1;
+    }
+    file_path = path;
+    return 0;
 }
 
 static void print_defaults_across(int P, int K, size_t bytes)
 {
-    printf("Default choice for P=%d on %d nodes (at most %d a node), %zu bytes per block:\n", P, K,
-           (P + K - 1) / K, bytes);
+    if (file_path)
+        printf("Choice with %s's rules, then the built-in ones, ", file_path);
+    else
+        printf("Default choice ");
+    printf("for P=%d on %d nodes (at most %d a node), %zu bytes per block:\n", P, K, (P + K - 1) / K, bytes);
     for (int op = 0; op < COLL_NOPS; op++)
-        printf("  %-22s %s\n", coll_tables[op].op, bytes == 0 && op != COLL_BARRIER ? "trivial"
-                                                                                   : default_across(op, P, K, bytes));
+        printf("  %-22s %s\n", coll_tables[op].op,
+               P == 1 || (bytes == 0 && op != COLL_BARRIER) ? "trivial" : default_across(op, P, K, bytes));
 }
 
 int main(int argc, char **argv)
@@ -191,6 +240,9 @@ int main(int argc, char **argv)
             nodes = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
             size = atoll(argv[++i]);
+        } else if (!strcmp(argv[i], "--rules-file") && i + 1 < argc) {
+            if (load_rules_file(argv[++i]) != 0)
+                return 2;
         } else {
             fprintf(stderr, "hint_info: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);
@@ -227,7 +279,7 @@ int main(int argc, char **argv)
         print_env_markdown();
     else if (env)
         print_env();
-    if (np && nodes > 1)
+    if (np && (nodes > 1 || file_path))
         print_defaults_across(np, nodes, size < 0 ? 8 : (size_t)size);
     else if (np)
         print_defaults(np, size < 0 ? 8 : (size_t)size);
