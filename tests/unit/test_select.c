@@ -73,6 +73,22 @@ Test(select, defaults_match_pins)
         }
 }
 
+/* Issue 18 item 4: at P=2 the staged algorithms run to where their latency line crosses the
+   upper algorithm's (gather 1.5 KiB, alltoall 2.375 KiB, allgather 2.75 KiB), not to a power of
+   two where the upper one starts a step above; bench/cliffs.py --np 2 --list shows these. */
+Test(select, switch_points_at_two_ranks)
+{
+    static const struct {
+        int op;
+        size_t last;
+        const char *upper;
+    } sw[] = {{COLL_GATHER, 1536, "heap"}, {COLL_ALLTOALL, 2432, "column"}, {COLL_ALLGATHER, 2816, "morton"}};
+    for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+        cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last), "staged", "%s", coll_tables[sw[i].op].op);
+        cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last + 1), sw[i].upper, "%s", coll_tables[sw[i].op].op);
+    }
+}
+
 /* What the rules pick can run, and every table's first algorithm (the last resort) runs anywhere. */
 Test(select, defaults_are_applicable)
 {
