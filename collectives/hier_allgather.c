@@ -1,10 +1,14 @@
 /*
  * allgather hier — over the node hierarchy (hier.h): a gather of each node's blocks to its
- * leader (the node's own algorithm), an allgatherv ring among the leaders (one message per
- * node per step, a node's blocks together), a bcast of the whole result on each node from its
- * leader. When the nodes' members are consecutive ranks (the world, most splits) the leaders
- * gather straight into the receive buffer; otherwise through a buffer in node order.
- * Cost: (nodes-1) (alpha + n m beta) between nodes; a node gather and a node bcast of P n bytes.
+ * leader (the node's own algorithm), an allgather among the leaders of each node's blocks
+ * together (nodes of equal size: the rules' choice across nodes, recursive doubling or Bruck for
+ * small totals and the ring beyond; nodes of different sizes: an allgatherv ring), a bcast of the
+ * whole result on each node from its leader. When the nodes' members are consecutive ranks (the
+ * world, most splits) the leaders gather straight into the receive buffer; otherwise through a
+ * buffer in node order.
+ * Cost between nodes, n bytes per rank and m ranks per node: (nodes-1) (alpha + n m beta) by the
+ * ring, log2(nodes) alpha + (nodes-1) n m beta by recursive doubling; a node gather and a node
+ * bcast of P n bytes.
  */
 #include <stdlib.h>
 
@@ -26,9 +30,26 @@ static int node_gather(const struct coll_args *a, const struct hier *h, char *in
     return hier_node_run(&s);
 }
 
-/* Among the leaders: node n's blocks lie at buf + start[n] * block. */
+/* Among the leaders, nodes of equal size: an allgather of each node's blocks, by the rules'
+   choice for a group spanning nodes (recursive doubling or Bruck for small totals, the ring
+   beyond), so that small messages cross log2(nodes) steps instead of nodes - 1. */
+static int leaders_allgather(const struct coll_args *a, const struct hier *h, char *buf)
+{
+    size_t node_bytes = (size_t)hier_node_size(h, 0) * a->block;
+    struct coll_args s;
+    hier_sub(a, h->column, COLL_ALLGATHER, &s);
+    s.sbuf = buf + (size_t)h->my_node * node_bytes; /* in place: the node's own blocks */
+    s.rbuf = buf;
+    s.block = node_bytes;
+    return hier_node_run(&s);
+}
+
+/* Among the leaders, nodes of different sizes: an allgatherv ring; node n's blocks lie at
+   buf + start[n] * block. */
 static int leaders_allgatherv(const struct coll_args *a, const struct hier *h, char *buf)
 {
+    if (h->even)
+        return leaders_allgather(a, h, buf);
     int st = HINT_SUCCESS, K = h->nnodes;
     size_t *counts = malloc(2 * (size_t)K * sizeof *counts);
     if (counts == NULL)
