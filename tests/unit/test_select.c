@@ -73,9 +73,9 @@ Test(select, defaults_match_pins)
         }
 }
 
-/* Issue 18 item 4: at P=2 the staged algorithms run to where their latency line crosses the
-   upper algorithm's (gather 1.5 KiB, alltoall 2.375 KiB, allgather 2.75 KiB), not to a power of
-   two where the upper one starts a step above; bench/cliffs.py --np 2 --list shows these. */
+/* Issue 18 item 4: the staged algorithms run to where their latency line crosses the upper
+   algorithm's (at P=2 gather 1.5 KiB, alltoall 2.375 KiB, allgather 2.75 KiB), not to a power of
+   two where the upper one starts a step above; bench/cliffs.py --np P --list shows these. */
 Test(select, switch_points_at_two_ranks)
 {
     static const struct {
@@ -87,6 +87,11 @@ Test(select, switch_points_at_two_ranks)
         cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last), "staged", "%s", coll_tables[sw[i].op].op);
         cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last + 1), sw[i].upper, "%s", coll_tables[sw[i].op].op);
     }
+    /* from 3 to 8 ranks: allreduce staged to 8 KiB, alltoall to 6 KiB */
+    cr_expect_str_eq(coll_default_name(COLL_ALLREDUCE, 4, 8192), "staged");
+    cr_expect_str_eq(coll_default_name(COLL_ALLREDUCE, 4, 8200), "heap");
+    cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6144), "staged");
+    cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6145), "hilbert");
 }
 
 /* What the rules pick can run, and every table's first algorithm (the last resort) runs anywhere. */
