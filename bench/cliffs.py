@@ -26,8 +26,9 @@ Verdict per switch point, with the noise margin m (--margin): `cliff` when the c
 the switch, median(s2) > (1 + m) median(s1) (s2 is one element more than s1: nothing but the
 algorithm explains more than the margin); `drop` when it falls anywhere over s0..s3 by more than
 m (the upper algorithm would have been faster earlier: the switch comes late); else `ok`. The
-spread column is the largest (max - min) / median of the rounds' averages at the four sizes: a
-verdict whose step is within the spread is noise, whatever the margin says.
+spread column is the largest (max - min) / median of the rounds' averages at the four sizes; when
+it exceeds the margin the verdict gets a '?' (`cliff?`, `drop?`, `ok?`): the rounds disagree by
+more than the margin allows, so the machine was too busy for a verdict.
 
 --move OP.KEY:OLD=NEW (repeatable) tries a bound before it is built in: every rule of OP whose
 KEY (max_bytes, min_total_bytes, ...) is OLD gets NEW, in a copy of the rules (--rules FILE, else
@@ -179,17 +180,20 @@ def human(n):
 
 
 def verdict(meds, spread, margin):
-    """'cliff', 'drop' or 'ok' from the medians at (s0, s1, s2, s3) (None: not measured)."""
+    """'cliff', 'drop' or 'ok' from the medians at (s0, s1, s2, s3) (None: not measured), with a
+    '?' when the rounds' spread exceeds the margin."""
     m0, m1, m2, m3 = meds
     if m1 is None or m2 is None:
         return "?", None
     step = m2 / m1
     vals = [v for v in meds if v is not None]
     if step > 1 + margin:
-        return "cliff", step
-    if any(b < a * (1 - margin) for a, b in zip(vals, vals[1:])):
-        return "drop", step
-    return "ok", step
+        v = "cliff"
+    elif any(b < a * (1 - margin) for a, b in zip(vals, vals[1:])):
+        v = "drop"
+    else:
+        v = "ok"
+    return v + ("?" if spread > margin else ""), step
 
 
 class CliffRuns(compare.Compare):
