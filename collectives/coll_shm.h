@@ -66,7 +66,7 @@ struct coll_shm_layout {
    displacements (4 * nlocal values). */
 struct coll_shm_member {
     uint64_t soff, roff;       /* heap offsets of the send and receive buffers, UINT64_MAX: off heap */
-    _Atomic uint64_t flag;     /* staged collectives: number of the last call whose data is staged */
+    _Atomic uint64_t flag;     /* staged collectives: whether this member's staging areas exist (collectives/staging.c) */
     uint64_t stage_off;        /* staged collectives: heap offset of this member's staging area */
     int32_t socket;            /* NUMA-aware algorithms: the socket this member runs on */
     int32_t pid;               /* copy orders: this member's process, for CMA to buffers off the heap */

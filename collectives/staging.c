@@ -28,9 +28,16 @@
  * cores; else the ring has STAGE_AREAS heads, the cache footprint of before). There, each
  * wait for a rank that is not running costs a context switch; with 8 areas an 8-byte reduce at
  * P=8 made 0.41 sched_yields per call and rank, with 64 heads 0.03 (Open MPI: 0.02).
+ * A member whose partition has no room for its areas (heap_alloc fails on it alone) must not
+ * leave its peers waiting for a call it never stages: it publishes AREA_MISSING | e in its flag
+ * (and rings them), and a peer waiting for its call e, or a later one, returns HINT_ERR_NOMEM as it
+ * does. The member keeps counting calls and tries again at its next call; the heads of a late
+ * area say "no call staged here" (signature 0) for every call before it, so a reader of one of
+ * those that comes late still sees the failure, never another call's data.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,9 +56,16 @@
 #define STAGE_HEADS 64 /* when the node's ranks outnumber its cores; else STAGE_AREAS (see heads_for) */
 #define STAGE_HEAD_BYTES (COLL_CACHE_LINE + 2048) /* 2 KiB of data and the line it starts in */
 
+/* A member's flag in the slot (struct coll_shm_member): 0 until it has tried to make its areas,
+   AREA_READY once they exist (at stage_off, for the rest of the group's life), AREA_MISSING | e
+   while it has none, e being its last call that found no room. */
+#define AREA_READY ((uint64_t)1)
+#define AREA_MISSING ((uint64_t)1 << 63)
+#define AREA_NEVER (AREA_MISSING | (AREA_MISSING - 1)) /* not even its private bookkeeping: every call */
+
 /* A call's head: its first line is what readers poll. */
 struct stage_head {
-    uint64_t sig;            /* coll_signature of the call staged here */
+    uint64_t sig;            /* stage_sig of the call staged here; 0: none (the calls before a late area) */
     _Atomic uint64_t epoch;  /* that call's number, stored once its data is in place */
     char data[STAGE_HEAD_BYTES - 16]; /* a compact call's data */
 };
@@ -65,7 +79,7 @@ static_assert(STAGE_HEADS % STAGE_AREAS == 0 && STAGE_HEADS >= STAGE_AREAS, "hea
 static int heads_for(void) { return rt.boot.oversubscribed ? STAGE_HEADS : STAGE_AREAS; }
 
 struct staging {
-    char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition */
+    char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition; NULL until made */
     char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
     bool compact;           /* this call's data sits in its head */
     int heads;              /* heads in the ring: heads_for() when made */
@@ -73,6 +87,7 @@ struct staging {
     uint64_t seen;          /* every member's flag was at least this */
     int slot;               /* the group's collective slot */
     uint64_t generation;    /* the slot's generation while the group held it */
+    unsigned attempts;      /* tries to make the areas (HINT_TEST_STAGE_NOMEM) */
     struct staging *next;   /* on the retired list once its group is freed */
 };
 
@@ -142,8 +157,34 @@ static const char *data_of(const struct coll_args *a, const struct staging *s, c
     return areas + (size_t)s->heads * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
 }
 
-/* This rank's staging areas, made on first use with zeroed heads; their offset and then the
-   member's flag (release) say they exist. */
+/* HINT_TEST_STAGE_NOMEM=RANK[:N]: world rank RANK finds no room for its staging areas at its
+   first N tries (1 if N is not given) on each group, as when its partition is full. */
+static bool test_refuses(const struct coll_args *a, struct staging *s)
+{
+    static int rank = -2;
+    static unsigned tries;
+    if (rank == -2) {
+        const char *v = rt_cfg_str("HINT_TEST_STAGE_NOMEM");
+        rank = -1;
+        tries = 1;
+        if (v != NULL && *v != '\0' && sscanf(v, "%d:%u", &rank, &tries) < 1)
+            rank = -1;
+    }
+    return rank >= 0 && a->g->world[a->rank] == rank && s->attempts++ < tries;
+}
+
+/* A member that could not stage its call says so, and wakes the peers that may wait for it. */
+static void say_missing(struct coll_args *a, int slot, uint64_t flag)
+{
+    atomic_store_explicit(&coll_shm_member(slot, a->rank)->flag, flag, memory_order_release);
+    coll_ring_members(a->g);
+}
+
+/* This rank's bookkeeping of the group's staging, made on first use (the areas come later:
+   make_areas). Private memory; should even that fail, the group's staged calls fail on every
+   member from now on (AREA_NEVER), rather than count calls from 1 again later. */
+static struct staging no_staging;
+
 static struct staging *staging_of(struct coll_args *a)
 {
     hint_group g = a->g;
@@ -151,26 +192,43 @@ static struct staging *staging_of(struct coll_args *a)
     if (o->p == NULL) {
         staging_reclaim();
         struct staging *s = calloc(1, sizeof *s);
-        if (s == NULL)
-            return NULL;
-        s->peer = calloc((size_t)a->size, sizeof *s->peer);
-        s->heads = heads_for();
-        s->area = heap_alloc((size_t)s->heads * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
-        if (s->area == NULL || s->peer == NULL) {
-            staging_free(s);
-            return NULL;
+        if (s != NULL)
+            s->peer = calloc((size_t)a->size, sizeof *s->peer);
+        if (s == NULL || s->peer == NULL) {
+            free(s);
+            say_missing(a, coll_group_of(g)->slot, AREA_NEVER);
+            *o = (struct coll_owned){&no_staging, NULL};
+            return o->p;
         }
-        for (uint64_t e = 0; e < (uint64_t)s->heads; e++)
-            memset(head_of(s, s->area, e), 0, COLL_CACHE_LINE);
-        s->peer[a->rank] = s->area;
+        s->heads = heads_for();
         s->slot = coll_group_of(g)->slot;
         s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
         *o = (struct coll_owned){s, staging_retire};
-        struct coll_shm_member *me = coll_shm_member(s->slot, g->rank);
-        me->stage_off = heap_offset(s->area);
-        atomic_store_explicit(&me->flag, 1, memory_order_release);
     }
     return o->p;
+}
+
+/* This rank's areas, for its call e and on: heads whose numbers say every call before e is
+   staged, with no signature (it staged none of them); then its offset and flag (release) say
+   they exist. No room: the flag says AREA_MISSING | e, and the call fails. */
+static bool make_areas(struct coll_args *a, struct staging *s, uint64_t e)
+{
+    char *area = test_refuses(a, s) ? NULL
+                 : heap_alloc((size_t)s->heads * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
+    if (area == NULL) {
+        say_missing(a, s->slot, AREA_MISSING | e);
+        return false;
+    }
+    for (uint64_t k = 0; k < (uint64_t)s->heads; k++) {
+        struct stage_head *h = head_of(s, area, k);
+        h->sig = 0;
+        atomic_store_explicit(&h->epoch, e - 1, memory_order_relaxed);
+    }
+    s->area = s->peer[a->rank] = area;
+    struct coll_shm_member *me = coll_shm_member(s->slot, a->rank);
+    me->stage_off = heap_offset(area);
+    atomic_store_explicit(&me->flag, AREA_READY, memory_order_release);
+    return true;
 }
 
 /* Member p's areas once it has made them, else NULL. */
@@ -178,7 +236,7 @@ static const char *peer_areas(struct staging *s, int p)
 {
     if (s->peer[p] == NULL) {
         const struct coll_shm_member *m = coll_shm_member(s->slot, p);
-        if (atomic_load_explicit(&m->flag, memory_order_acquire) != 0)
+        if (atomic_load_explicit(&m->flag, memory_order_acquire) == AREA_READY)
             s->peer[p] = heap_at(m->stage_off);
     }
     return s->peer[p];
@@ -189,28 +247,46 @@ struct flags_wait {
     struct staging *s;
     int first, last; /* members first .. last - 1 */
     uint64_t epoch;
+    bool missing;    /* some member has no areas for call `epoch` */
 };
+
+/* Member p, without areas, had none at its call `epoch` or a later one (so it has started that
+   call, and reads nothing of earlier ones). */
+static bool missing_at(const struct staging *s, int p, uint64_t epoch)
+{
+    uint64_t f = atomic_load_explicit(&coll_shm_member(s->slot, p)->flag, memory_order_acquire);
+    return (f & AREA_MISSING) && (f & ~AREA_MISSING) >= epoch;
+}
 
 /* Head e % STAGE_HEADS of a member holds e, e + STAGE_HEADS, ... in turn, and no member gets
    STAGE_HEADS calls ahead of another (coll_stage_begin), so a number >= e there means the member
-   has staged call e. */
+   has staged call e, or has started it without areas. */
 static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
     for (int p = w->first; p < w->last; p++) {
         const char *areas = peer_areas(w->s, p);
-        if (areas == NULL || atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
+        if (areas == NULL) {
+            if (!missing_at(w->s, p, w->epoch))
+                return false;
+            w->missing = true;
+        } else if (atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
             return false;
     }
     return true;
 }
 
-static void wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
+/* HINT_ERR_NOMEM when one of the members had no areas for the call. */
+static int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
-    struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch};
+    struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch, false};
     if (!all_staged(&w))
         rt_wait_until(all_staged, &w);
+    return w.missing ? HINT_ERR_NOMEM : HINT_SUCCESS;
 }
+
+/* What a head's signature holds for a staged call: never 0, which says "none staged". */
+static uint64_t stage_sig(const struct coll_args *a) { return coll_signature(a) | 1; }
 
 size_t coll_stage_stride(const struct coll_args *a)
 {
@@ -221,9 +297,11 @@ size_t coll_stage_stride(const struct coll_args *a)
 char *coll_stage_begin(struct coll_args *a, size_t bytes)
 {
     struct staging *s = staging_of(a);
-    if (s == NULL)
-        return NULL; /* every rank's partition has room for this at once, or none has */
+    if (s == &no_staging)
+        return NULL;
     uint64_t e = ++s->epoch;
+    if (s->area == NULL && !make_areas(a, s, e))
+        return NULL; /* the members that wait for this call see the flag and fail too */
     struct stage_head *h = head_of(s, s->area, e);
     s->compact = bytes <= sizeof h->data;
     /* The head about to be rewritten is call e-HEADS's, the area (if any) call e-AREAS's or older:
@@ -233,21 +311,26 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
        they run that far ahead. */
     uint64_t ahead = s->compact ? (uint64_t)s->heads - 1 : STAGE_AREAS - 1;
     if (s->seen + ahead < e) {
-        wait_flags(a, 0, a->size, e - ahead);
+        (void)wait_flags(a, 0, a->size, e - ahead); /* a member without areas reads nothing */
         s->seen = e - ahead;
     }
-    h->sig = coll_signature(a); /* published with the call's number */
+    h->sig = stage_sig(a); /* published with the call's number */
     return (char *)data_of(a, s, s->area, e);
 }
 
 /* Members first .. last - 1 staged this call with the signature this rank's call has (the
-   signature decides the size, so also whether the call is compact). */
+   signature decides the size, so also whether the call is compact). A head without one is of a
+   call its member had no areas for (they came later). */
 static int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
 {
     uint64_t mine = head_of(s, s->area, s->epoch)->sig;
-    for (int p = first; p < last; p++)
-        if (head_of(s, s->peer[p], s->epoch)->sig != mine)
+    for (int p = first; p < last; p++) {
+        uint64_t theirs = head_of(s, s->peer[p], s->epoch)->sig;
+        if (theirs == 0)
+            return HINT_ERR_NOMEM;
+        if (theirs != mine)
             return coll_mismatch(a, "a member staged a call with another root, size or op");
+    }
     return HINT_SUCCESS;
 }
 
@@ -261,16 +344,16 @@ void coll_stage_post(struct coll_args *a)
 int coll_stage_wait(struct coll_args *a, int p)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
-    wait_flags(a, p, p + 1, s->epoch);
-    return same_calls(a, s, p, p + 1);
+    int st = wait_flags(a, p, p + 1, s->epoch);
+    return st != HINT_SUCCESS ? st : same_calls(a, s, p, p + 1);
 }
 
 int coll_stage_wait_all(struct coll_args *a)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
-    wait_flags(a, 0, a->size, s->epoch);
-    s->seen = s->epoch;
-    return same_calls(a, s, 0, a->size);
+    int st = wait_flags(a, 0, a->size, s->epoch);
+    s->seen = s->epoch; /* each member has staged this call or started it without areas */
+    return st != HINT_SUCCESS ? st : same_calls(a, s, 0, a->size);
 }
 
 int coll_stage_publish(struct coll_args *a)

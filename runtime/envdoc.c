@@ -121,6 +121,10 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "test hook, STAGE:RANK: world rank RANK prints jobid=<id> and dies of SIGKILL in hint_init at STAGE "
                 "(segment: local rank 0 made the node segment, before the fence; attach: after mapping it; heap, "
                 "heap-attach: the same for the shared heap), for tests that nothing is left behind"},
+    {.name = "HINT_TEST_STAGE_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "test hook, RANK[:N]: world rank RANK finds no room on the shared heap for its staging areas at its "
+                "first N tries (default 1) on each group, as with a full partition: its staged collectives fail with "
+                "HINT_ERR_NOMEM, and so do those of the members that wait for it, until a try succeeds"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

@@ -6,7 +6,11 @@
  * ranks that do not wait run ahead, also with small calls (in the heads' deep ring) and large
  * ones (in the areas' ring) mixed; each result checked. An area rewritten before its readers
  * are done shows up as a wrong value. Run under hintrun.
+ * `staged_mix nomem R N` (with HINT_TEST_STAGE_NOMEM=R:N): on a new group per operation, rank R
+ * finds no room for its staging areas in its first N calls; every rank must return from each,
+ * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,11 +149,104 @@ static void run_ahead(long *s, long *r)
     }
 }
 
+enum { OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_RSB, OP_BARRIER, OP_BCAST, OP_SCATTER, OP_REDUCE, OP_GATHER, NOPS };
+static const char *op_names[NOPS] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block", "barrier",
+                                     "bcast", "scatter", "reduce", "gather"};
+
+/* What call k of `op` returns on this rank while rank `bad` has no staging areas: the ranks that
+   wait for its data fail with it (every rank in the all-to-all operations; the non-roots of bcast
+   and scatter when it is the root; the root of reduce and gather); the others finish their part. */
+static int expected(int op, int root, int bad)
+{
+    int me = rc_rank;
+    if (me == bad || op < OP_BCAST)
+        return HINT_ERR_NOMEM;
+    if (op == OP_BCAST || op == OP_SCATTER)
+        return root == bad && me != root ? HINT_ERR_NOMEM : HINT_SUCCESS;
+    return me == root ? HINT_ERR_NOMEM : HINT_SUCCESS;
+}
+
+/* Call k of `op` on g; when `check`, its result must be right. Returns the call's status. */
+static int nomem_call(int op, hint_group g, int root, int k, bool check, long *s, long *r)
+{
+    int me = rc_rank, st = HINT_SUCCESS;
+    long x = val(me, root, k), y = -1, want = 0;
+    for (int p = 0; p < P; p++) {
+        s[p] = op == OP_SCATTER ? val(root, p, k) : val(me, p, k);
+        r[p] = -1;
+        want += val(p, op == OP_RSB ? me : root, k);
+    }
+    switch (op) {
+    case OP_ALLREDUCE: st = hint_allreduce(&x, &y, 1, HINT_LONG, HINT_SUM, g); break;
+    case OP_ALLTOALL: st = hint_alltoall(s, 1, HINT_LONG, r, 1, HINT_LONG, g); break;
+    case OP_ALLGATHER: st = hint_allgather(&x, 1, HINT_LONG, r, 1, HINT_LONG, g); break;
+    case OP_RSB: st = hint_reduce_scatter_block(s, &y, 1, HINT_LONG, HINT_SUM, g); break;
+    case OP_BARRIER: st = hint_barrier(g); break;
+    case OP_BCAST: y = me == root ? val(root, 0, k) : -1; st = hint_bcast(&y, 1, HINT_LONG, root, g); break;
+    case OP_SCATTER: st = hint_scatter(s, 1, HINT_LONG, &y, 1, HINT_LONG, root, g); break;
+    case OP_REDUCE: st = hint_reduce(&x, &y, 1, HINT_LONG, HINT_SUM, root, g); break;
+    case OP_GATHER: st = hint_gather(&x, 1, HINT_LONG, r, 1, HINT_LONG, root, g); break;
+    }
+    if (!check || st != HINT_SUCCESS)
+        return st;
+    bool ok = true;
+    switch (op) {
+    case OP_ALLREDUCE: case OP_RSB: ok = y == want; break;
+    case OP_REDUCE: ok = me != root || y == want; break;
+    case OP_BCAST: ok = y == val(root, 0, k); break;
+    case OP_SCATTER: ok = y == val(root, me, k); break;
+    case OP_ALLTOALL: case OP_ALLGATHER: case OP_GATHER:
+        for (int p = 0; p < P && (op != OP_GATHER || me == root); p++)
+            ok = ok && r[p] == (op == OP_ALLTOALL ? val(p, me, k) : val(p, root, k));
+        break;
+    }
+    if (!ok)
+        RC_FAIL("%s call %d (root %d) after the failed ones: wrong result", op_names[op], k, root);
+    return st;
+}
+
+/* Each operation (each rooted one with `bad` as root and with another root) on a new group: its
+   first `fails` calls fail as expected() says, then 100 calls (deep enough to reuse every head and
+   area) give the right results. */
+static void nomem(int bad, int fails, long *s, long *r)
+{
+    for (int op = 0; op < NOPS; op++)
+        for (int variant = 0; variant < (op >= OP_BCAST ? 2 : 1); variant++) {
+            int root = (bad + variant) % P;
+            hint_group g;
+            RC_OK(hint_group_dup(HINT_WORLD, &g));
+            for (int k = 0; k < fails; k++) {
+                int st = nomem_call(op, g, root, k, false, s, r);
+                if (st != expected(op, root, bad))
+                    RC_FAIL("%s call %d (root %d, rank %d without areas) returned %d (%s), expected %s", op_names[op], k,
+                            root, bad, st, hint_strerror(st), hint_strerror(expected(op, root, bad)));
+            }
+            for (int k = fails; k < fails + 100; k++)
+                RC_OK(nomem_call(op, g, root, k, true, s, r));
+            RC_OK(hint_group_free(&g));
+        }
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
+    if (argc == 4 && strcmp(argv[1], "nomem") == 0) {
+        long *s = calloc((size_t)P, sizeof *s), *r = calloc((size_t)P, sizeof *r);
+        RC_CHECK(s != NULL && r != NULL);
+        const char *ops[] = {"reduce", "gather", "scatter", "alltoall", "allgather", "allreduce",
+                             "reduce_scatter_block", "bcast", "barrier"};
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            RC_OK(hint_coll_set(ops[i], "staged"));
+        nomem(atoi(argv[2]), atoi(argv[3]), s, r);
+        free(s);
+        free(r);
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok staged_mix nomem\n");
+        return 0;
+    }
     long *s = calloc((size_t)P, sizeof *s), *r = calloc((size_t)P, sizeof *r);
     force_shm();
     for (int k = 0; k < 400; k++)

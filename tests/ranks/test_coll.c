@@ -489,3 +489,34 @@ ParameterizedTest(int *np, coll, staged_interleavings, .timeout = 300)
     cr_expect(strstr(res.output, "ok staged_mix") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
     free(res.output);
 }
+
+/* A staging area that one rank alone cannot make (HINT_TEST_STAGE_NOMEM=R:N: rank R's first N
+   tries on each group fail): every rank returns from each staged operation, with HINT_ERR_NOMEM
+   where it is R or waits for R's data, and the calls after them work (staged_mix nomem). Before,
+   the peers of R waited for its call forever: hintrun's --timeout ends such a job. */
+struct nomem_case { int np, bad, fails; };
+
+ParameterizedTestParameters(coll, staged_nomem)
+{
+    static struct nomem_case cs[] = {{2, 0, 1}, {2, 1, 3}, {3, 2, 1}, {3, 1, 2}, {4, 3, 1}, {4, 0, 3}};
+    return cr_make_param_array(struct nomem_case, cs, sizeof cs / sizeof cs[0]);
+}
+
+ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
+{
+    if (spans_nodes(c->np))
+        cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
+    char bad[16], fails[16], hook[64];
+    snprintf(bad, sizeof bad, "%d", c->bad);
+    snprintf(fails, sizeof fails, "%d", c->fails);
+    snprintf(hook, sizeof hook, "HINT_TEST_STAGE_NOMEM=%d:%d", c->bad, c->fails);
+    const char *opts[] = {"--timeout", "120", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "nomem", bad, fails, NULL};
+    const char *env[] = {hook, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(opts, c->np, argv, env, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks, rank %d without areas %d times: status %d:\n%s", c->np, c->bad, c->fails,
+                 res.status, res.output);
+    cr_expect(strstr(res.output, "ok staged_mix nomem") != NULL, "%d ranks: no ok line:\n%s", c->np, res.output);
+    free(res.output);
+}
