@@ -302,6 +302,28 @@ static int back(size_t off, size_t len)
 
 static bool chunk_done(size_t c) { return lazy.done[c / 64] >> (c % 64) & 1; }
 
+/* The runs of chunks this thread reserved during its current heap_alloc (fresh.on). Nothing has
+   touched such a chunk since the object was made (mimalloc touches only reserved memory, and a
+   chunk is reserved once), so it reads zero and a huge calloc need not clear it. */
+#define FRESH_RUNS 32
+static __thread struct {
+    bool on;
+    int n;
+    size_t lo[FRESH_RUNS], hi[FRESH_RUNS]; /* chunks [lo, hi) */
+} fresh;
+
+static void note_fresh(size_t lo, size_t hi)
+{
+    if (!fresh.on)
+        return;
+    if (fresh.n > 0 && fresh.hi[fresh.n - 1] == lo)
+        fresh.hi[fresh.n - 1] = hi;
+    else if (fresh.n < FRESH_RUNS) { /* more runs: the rest is cleared by hand, as before */
+        fresh.lo[fresh.n] = lo;
+        fresh.hi[fresh.n++] = hi;
+    }
+}
+
 /* Reserve [off, off + len) of my partition, rounded out to whole chunks, skipping the chunks
    already reserved, and mark them. With lazy.lock held; 0 or the errno (ENOSPC when /dev/shm
    reports less free space than a run needs: fallocate would fail anyway, after taking and
@@ -325,6 +347,7 @@ static int back_chunks(size_t off, size_t len)
         int e = back(c * CHUNK_BYTES, bytes);
         if (e != 0)
             return e;
+        note_fresh(c, run);
         for (; c < run; c++)
             lazy.done[c / 64] |= (uint64_t)1 << (c % 64);
         lazy.reserved += bytes;
@@ -342,6 +365,7 @@ static bool chunks_done(size_t off, size_t len)
 }
 
 static __thread size_t refused_bytes; /* the refused commit's size, for the warning */
+static __thread int refused_err;      /* why: ENOSPC (or fallocate's errno), EBADF after heap_stop */
 
 /* mimalloc's commit (see the header comment): a range of my partition is reserved first, and
    the commit fails when /dev/shm cannot back it; then the kernel's mprotect runs as for any
@@ -362,6 +386,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
             return (int)syscall(SYS_mprotect, addr, len, prot);
         commit_refused = true;
         refused_bytes = in;
+        refused_err = e;
         errno = ENOMEM;
         return -1;
     }
@@ -630,35 +655,84 @@ static void *mi_alloc(mi_heap_t *h, size_t size, size_t align, bool zero)
 /* A request this large may be a huge block, whose refused commit mimalloc ignores: it is then
    zeroed here, after the check, rather than by mimalloc. */
 #define MAYBE_HUGE ((size_t)8 << 20)
+#define ZERO_EDGE ((size_t)64)
+
+/* Whether chunk c was reserved during this call (fresh); then *run_end is the end of its run. */
+static bool fresh_chunk(size_t c, size_t *run_end)
+{
+    for (int r = 0; r < fresh.n; r++)
+        if (c >= fresh.lo[r] && c < fresh.hi[r]) {
+            *run_end = fresh.hi[r];
+            return true;
+        }
+    return false;
+}
+
+/* Zero [p, p + size) of a huge calloc but for the chunks this call reserved (zero already), so a
+   new block costs no page faults and no writes; reused memory is cleared. The first and last
+   bytes are cleared anyway: mimalloc writes a block's free-list link (and, in its debug builds,
+   padding) when it hands the block out. */
+static void zero_stale(char *p, size_t size)
+{
+    char *mine = my_partition(), *end = p + size;
+    for (char *at = p; at < end;) {
+        size_t c = (size_t)(at - mine) / CHUNK_BYTES, run_end = c + 1;
+        bool is_fresh = fresh_chunk(c, &run_end);
+        char *next = mine + run_end * CHUNK_BYTES;
+        if (next > end)
+            next = end;
+        if (!is_fresh)
+            memset(at, 0, (size_t)(next - at));
+        at = next;
+    }
+    size_t edge = size < ZERO_EDGE ? size : ZERO_EDGE;
+    memset(p, 0, edge);
+    memset(end - edge, 0, edge);
+}
 
 void *heap_alloc(size_t size, size_t align, bool zero)
 {
-    if (!heap.active || align > BLOCK_BYTES / 2) /* larger alignments: mimalloc wants them outside the arena */
+    /* stopped (hint_finalize: nothing more is served), or an alignment mimalloc serves only
+       outside its arenas */
+    if (!heap.active || align > BLOCK_BYTES / 2)
         return NULL;
     mi_heap_t *h = my_heap();
     if (h == NULL)
         return NULL;
     int saved = errno;
     bool big = size + align > MAYBE_HUGE;
+    fresh.on = zero && big && lazy.done != NULL;
+    fresh.n = 0;
     for (;;) {
         unsigned seen = atomic_load(&reserve.grown);
         commit_refused = false;
         void *p = mi_alloc(h, size, align, zero && !big);
-        if (commit_refused) { /* /dev/shm could not back what mimalloc committed */
+        /* A commit of this call was refused (mprotect above): /dev/shm could not back it, or
+           heap_stop closed the object meanwhile (another thread in hint_finalize) and the
+           range was not reserved yet. Only the first is a full /dev/shm to warn about. */
+        if (commit_refused) {
             commit_refused = false;
+            fresh.on = false;
             if (p != NULL)
                 mi_free(p); /* a huge block: mimalloc wrote only its reserved first pages */
-            warn_shm_full(refused_bytes);
+            if (refused_err != EBADF)
+                warn_shm_full(refused_bytes);
             errno = ENOMEM;
             return NULL;
         }
         if (p != NULL) {
             errno = saved; /* mimalloc set ENOMEM before the reservation grew */
+            fresh.on = false;
             if (zero && big)
-                memset(p, 0, size);
+                zero_stale(p, size);
         }
-        if (p != NULL || !grow(seen, size + align))
+        /* NULL: the partition's reserved blocks are full; grow unplugs more, and fails when
+           none is left (the partition is used up, or the request exceeds it), when /dev/shm
+           cannot back a block's start (warned), or after heap_stop (the object closed) */
+        if (p != NULL || !grow(seen, size + align)) {
+            fresh.on = false;
             return p;
+        }
     }
 }
 

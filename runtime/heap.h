@@ -70,9 +70,10 @@ static inline uint64_t heap_span(const void *p, size_t bytes)
     return lo == UINT64_MAX || hi == UINT64_MAX ? UINT64_MAX : lo;
 }
 
-/* Allocation in the partition (NULL when full, when /dev/shm cannot back more of it, or when
-   inactive); used by malloc.c, hint_malloc and the collectives' staging. Memory it returns is
-   reserved in /dev/shm: touching it never raises SIGBUS. */
+/* Allocation in the partition (NULL when full, when /dev/shm cannot back more of it, when
+   inactive: before init, after heap_stop, or for an alignment above 16 MiB); used by malloc.c,
+   hint_malloc and the collectives' staging. Memory it returns is reserved in /dev/shm: touching
+   it never raises SIGBUS. zero: cleared (a huge block only where it was used before). */
 void *heap_alloc(size_t size, size_t align, bool zero);
 void *heap_realloc(void *p, size_t size);
 void heap_release(void *p);

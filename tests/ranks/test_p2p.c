@@ -125,6 +125,14 @@ Test(heap, threads, .timeout = 120) { run_heap(2, "threads", NULL); }
 
 Test(heap, first_calls_reserve_little, .timeout = 60) { run_heap(4, "reserve", NULL); }
 
+/* Huge callocs: fresh memory left as it is (few page faults), reused memory cleared. */
+ParameterizedTestParameters(heap, calloc_fresh_and_reused)
+{
+    static int ps[] = {1, 2};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+ParameterizedTest(int *np, heap, calloc_fresh_and_reused, .timeout = 120) { run_heap(*np, "calloc", NULL); }
+
 Test(heap, exhausted_partition_falls_back, .timeout = 60)
 {
     const char *const env[] = {"HINT_HEAP_SIZE=64M", NULL};
