@@ -62,18 +62,30 @@ struct order_cache {
     int mode;         /* enum copy_mode from HINT_COPY */
     int cma;          /* enum cma_state: probed on the group's first call with a buffer off the heap */
     /* This call's piece lists published off the heap (SIDE_ADDR), [2p] send and [2p + 1]
-       receive side of member p: read into listbuf through CMA (this rank's own: its address). */
+       receive side of member p: copies read through CMA, kept in `read` (this rank's own: its
+       address). */
     const struct dt_iov **lists;
-    struct dt_iov *listbuf;
-    size_t listcap;   /* pieces listbuf holds */
+    struct read_list *read; /* LISTS_KEPT per member: the lists read from it, by their number */
+    int nread;              /* entries of read: LISTS_KEPT * P */
+};
+
+/* A peer's piece list read through CMA, kept for its later calls: a committed type's list never
+   changes, and its number (dt_iov_shared's id) is never reused in the owner's process, so a
+   type freed and another committed at the same address cannot be taken for it. */
+#define LISTS_KEPT 4
+struct read_list {
+    uint64_t id;         /* 0: empty */
+    size_t niov, cap;
+    struct dt_iov *iov;
 };
 
 /* The path each call took, per operation (HINT_COLL_STATS prints them at finalize). */
 enum order_path { PATH_HEAP, PATH_CMA, PATH_CMA_DERIVED, PATH_REFUSED, PATH_PIECES_OFF_HEAP, NPATHS };
 static unsigned long path_calls[4][NPATHS]; /* alltoall, alltoallv, allgather, allgatherv */
 /* Of the calls that ran the order: those with a piece list copied to the heap for the peers,
-   and those with one read through CMA (sides_reach's LISTS_COPIED, LISTS_CMA). */
-static unsigned long list_calls[4][2];
+   and those with one read through CMA (sides_reach's LISTS_COPIED, LISTS_CMA); and the lists
+   this rank read through CMA (the others came from its group's cache). */
+static unsigned long list_calls[4][2], list_reads[4];
 
 int coll_copy_override = -1;
 
@@ -86,7 +98,9 @@ static void cache_free(void *p)
         free(c->in[k]);
     free(c->numa);
     free(c->lists);
-    free(c->listbuf);
+    for (int k = 0; c->read && k < c->nread; k++)
+        free(c->read[k].iov);
+    free(c->read);
     free(c);
 }
 
@@ -248,10 +262,10 @@ static uint64_t derived_side(const char *buf, ptrdiff_t lo, ptrdiff_t hi)
 /* Where the peers find a derived type's piece list (dt_iov_shared): its heap offset (IOV_COPIED
    set for a copy made for them), or its address here (SIDE_ADDR: read through CMA); UINT64_MAX
    without memory for one, which sends every rank to the fallback. */
-static uint64_t publish_pieces(hint_type t, size_t *n)
+static uint64_t publish_pieces(hint_type t, size_t *n, uint64_t *id)
 {
     enum dt_iov_where where;
-    const struct dt_iov *iov = dt_iov_shared(t, n, &where);
+    const struct dt_iov *iov = dt_iov_shared(t, n, &where, id);
     if (iov == NULL)
         return UINT64_MAX;
     if (where == DT_IOV_PRIVATE)
@@ -270,11 +284,13 @@ static uint64_t publish_side(const char *buf, const struct coll_layout *l, size_
     if (l->type == NULL)
         return contiguous_side(buf, block * nblocks);
     size_t n;
+    uint64_t id;
     ptrdiff_t lo, hi;
-    uint64_t at = publish_pieces(l->type, &n);
+    uint64_t at = publish_pieces(l->type, &n, &id);
     if (at == UINT64_MAX || dt_span(l->type, l->count * nblocks, &lo, &hi) != HINT_SUCCESS)
         return UINT64_MAX;
-    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo};
+    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .count = l->count, .extent = l->extent, .lo = lo,
+                                    .iov_id = id};
     return derived_side(buf, lo, hi);
 }
 
@@ -286,7 +302,8 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     if (l->type == NULL)
         return contiguous_side(buf, v_extent(counts, displs, nb));
     size_t n, es = dt_size(l->type);
-    uint64_t at = publish_pieces(l->type, &n);
+    uint64_t id;
+    uint64_t at = publish_pieces(l->type, &n, &id);
     ptrdiff_t lo = PTRDIFF_MAX, hi = PTRDIFF_MIN, a, b;
     if (at == UINT64_MAX)
         return UINT64_MAX;
@@ -300,7 +317,7 @@ static uint64_t publish_vside(const char *buf, const struct coll_layout *l, int 
     }
     if (lo == PTRDIFF_MAX)
         return 0; /* nothing of this side is touched */
-    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo};
+    *out = (struct coll_shm_layout){.iov_off = at, .niov = n, .extent = l->extent, .lo = lo, .iov_id = id};
     return derived_side(buf, lo, hi);
 }
 
@@ -627,55 +644,70 @@ static int sides_reach(int slot, int P, unsigned *lists)
     return addr ? 1 + derived : 0;
 }
 
-/* The piece lists the members published off the heap (no shared heap, or no room in it), into
-   c->lists: read through CMA (one read each, a list both sides of a member share once), this
-   rank's own at its address. 0, or the errno (ENOMEM: no room to hold them). */
-static int read_lists(struct order_cache *c, int slot, int P, int me)
+/* Member p's list number `id` of n pieces at `there` in its process: from the lists kept from
+   it, else read through CMA into an empty entry or the oldest list's (not `keep`, which this
+   call uses already). NULL with *err set when the read fails or there is no memory for it. */
+static const struct dt_iov *peer_list(struct order_cache *c, const struct coll_shm_member *m, int p, uint64_t id,
+                                      size_t n, const struct dt_iov *there, const struct dt_iov *keep,
+                                      unsigned long *reads, int *err)
 {
-    size_t need = 0;
-    for (int p = 0; p < P; p++) {
-        const struct coll_shm_member *m = coll_shm_member(slot, p);
-        for (int r = 0; r < 2 && p != me; r++) {
-            const struct coll_shm_layout *l = r ? &m->rl : &m->sl;
-            if (l->niov && side_is_addr(l->iov_off))
-                need += l->niov;
+    struct read_list *kept = c->read + (size_t)p * LISTS_KEPT, *into = NULL;
+    for (int k = 0; k < LISTS_KEPT; k++)
+        if (kept[k].id == id && kept[k].niov == n)
+            return kept[k].iov;
+    for (int k = 0; k < LISTS_KEPT; k++) /* an empty one (id 0), else the oldest list (ids grow) */
+        if ((keep == NULL || kept[k].iov != keep) && (into == NULL || kept[k].id < into->id))
+            into = &kept[k];
+    into->id = 0;
+    if (n > into->cap) {
+        struct dt_iov *b = realloc(into->iov, n * sizeof *b);
+        if (b == NULL) {
+            *err = ENOMEM;
+            return NULL;
         }
+        into->iov = b, into->cap = n;
     }
+    size_t bytes = n * sizeof *there;
+    for (size_t done = 0; done < bytes;) {
+        struct iovec li = {(char *)into->iov + done, bytes - done}, ri = {(char *)there + done, bytes - done};
+        ssize_t got = process_vm_readv(m->pid, &li, 1, &ri, 1, 0);
+        if (got <= 0 && !(got < 0 && errno == EINTR)) {
+            *err = got < 0 ? errno : EIO;
+            return NULL;
+        }
+        done += got > 0 ? (size_t)got : 0;
+    }
+    into->id = id, into->niov = n;
+    ++*reads;
+    return into->iov;
+}
+
+/* The piece lists the members published off the heap (no shared heap, or no room in it), into
+   c->lists: this rank's own at its address, the others' from the lists read from them before or
+   read now through CMA (*reads: how many). 0, or the errno (ENOMEM: no room to hold them). */
+static int read_lists(struct order_cache *c, int slot, int P, int me, unsigned long *reads)
+{
     if (c->lists == NULL && (c->lists = calloc(2 * (size_t)P, sizeof *c->lists)) == NULL)
         return ENOMEM;
-    if (need > c->listcap) {
-        struct dt_iov *b = realloc(c->listbuf, need * sizeof *b);
-        if (b == NULL)
+    if (c->read == NULL) {
+        if ((c->read = calloc((size_t)P * LISTS_KEPT, sizeof *c->read)) == NULL)
             return ENOMEM;
-        c->listbuf = b, c->listcap = need;
+        c->nread = P * LISTS_KEPT;
     }
-    size_t at = 0;
-    for (int p = 0; p < P; p++) {
+    int err = 0;
+    for (int p = 0; p < P && !err; p++) {
         const struct coll_shm_member *m = coll_shm_member(slot, p);
-        for (int r = 0; r < 2; r++) {
+        for (int r = 0; r < 2 && !err; r++) {
             const struct coll_shm_layout *l = r ? &m->rl : &m->sl;
             const struct dt_iov *there = (const struct dt_iov *)(uintptr_t)(l->iov_off & ~SIDE_ADDR);
             c->lists[2 * p + r] = NULL;
             if (l->niov == 0 || !side_is_addr(l->iov_off))
                 continue;
-            if (p == me || (r == 1 && m->sl.niov == l->niov && m->sl.iov_off == l->iov_off)) {
-                c->lists[2 * p + r] = p == me ? there : c->lists[2 * p];
-                continue;
-            }
-            size_t bytes = l->niov * sizeof *there;
-            char *into = (char *)(c->listbuf + at);
-            for (size_t done = 0; done < bytes;) {
-                struct iovec li = {into + done, bytes - done}, ri = {(char *)there + done, bytes - done};
-                ssize_t got = process_vm_readv(m->pid, &li, 1, &ri, 1, 0);
-                if (got <= 0 && !(got < 0 && errno == EINTR))
-                    return got < 0 ? errno : EIO;
-                done += got > 0 ? (size_t)got : 0;
-            }
-            c->lists[2 * p + r] = c->listbuf + at;
-            at += l->niov;
+            c->lists[2 * p + r] = p == me ? there
+                                  : peer_list(c, m, p, l->iov_id, l->niov, there, r ? c->lists[2 * p] : NULL, reads, &err);
         }
     }
-    return 0;
+    return err;
 }
 
 /* May this rank read the other members' memory? One read of a byte of a peer's side off the
@@ -803,7 +835,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     size_t R = th ? th->th.R : 0;
     double t0 = th ? hint_wtime() : 0;
     bool mismatch = false, hybrid_ran = false;
-    int err = lists & LISTS_CMA ? read_lists(c, slot, P, a->rank) : 0;
+    int err = lists & LISTS_CMA ? read_lists(c, slot, P, a->rank, &list_reads[sh]) : 0;
     for (int i = 0; !err && i < P; i++) {
         int s = (int)tl[i].src, d = (int)tl[i].dst;
         struct blk k = block_of(a, sh, slot, s, d);
@@ -857,11 +889,13 @@ void order_stats_report(void)
             RT_ERR("coll", "copy-order %s calls: %lu on the shared heap, %lu through CMA (a buffer off the heap), "
                    "%lu through CMA with derived types (iovecs), %lu fell back (CMA refused), %lu fell back "
                    "(no piece list for a derived type); piece lists: %lu calls with one copied to the shared "
-                   "heap, %lu with one read through CMA",
+                   "heap, %lu with one read through CMA, %lu lists read through CMA (the others kept from "
+                   "earlier calls)",
                    shape_names[sh], n[PATH_HEAP], n[PATH_CMA], n[PATH_CMA_DERIVED], n[PATH_REFUSED],
-                   n[PATH_PIECES_OFF_HEAP], list_calls[sh][0], list_calls[sh][1]);
+                   n[PATH_PIECES_OFF_HEAP], list_calls[sh][0], list_calls[sh][1], list_reads[sh]);
         memset(n, 0, sizeof path_calls[sh]);
         memset(list_calls[sh], 0, sizeof list_calls[sh]);
+        list_reads[sh] = 0;
     }
 }
 

@@ -7,7 +7,7 @@
  *   struct coll_shm_slot    [COLL_SHM_SLOTS]  each followed by nlocal member areas
  *                                             (coll_shm_member_stride(nlocal) bytes each)
  * Slot 0 belongs to the world group. A slot is COLL_SHM_SLOTS * (3*64 + 16 * (64 + 4 KiB)) +
- * nlocal * (128 + 32 nlocal) bytes: 4.3 MiB + 64 * nlocal * (128 + 32 nlocal) for all of them.
+ * nlocal * (192 + 32 nlocal) bytes: 4.3 MiB + 64 * nlocal * (192 + 32 nlocal) for all of them.
  */
 #ifndef HINT_COLL_SHM_H
 #define HINT_COLL_SHM_H
@@ -59,6 +59,7 @@ static_assert(sizeof(struct coll_shm_slot) % COLL_CACHE_LINE == 0, "slots are wh
 struct coll_shm_layout {
     uint64_t iov_off, niov, count;
     int64_t extent, lo;
+    uint64_t iov_id; /* the list's number in its owner's process (dt_iov_shared): a reader's cache key */
 };
 
 /* After each slot: one area per member of the group, where it publishes its buffers (heap
@@ -72,9 +73,10 @@ struct coll_shm_member {
     int32_t pid;               /* copy orders: this member's process, for CMA to buffers off the heap */
     struct coll_shm_layout sl, rl; /* derived layouts of the send and receive buffers */
     uint64_t sig;              /* shared-heap algorithms: what this member's call must agree on */
+    char pad[48];
     uint64_t v[];              /* scounts[P], sdispls[P], rdispls[P], rcounts[P] in bytes (v variants) */
 };
-static_assert(sizeof(struct coll_shm_member) == 2 * COLL_CACHE_LINE, "member area header: two lines");
+static_assert(sizeof(struct coll_shm_member) == 3 * COLL_CACHE_LINE, "member area header: three lines");
 
 static inline size_t coll_shm_member_stride(int nlocal)
 {

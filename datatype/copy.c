@@ -7,6 +7,7 @@
  * contiguous side directly, or goes slice by slice through a small bounce buffer (the range
  * calls resume at any byte).
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,22 +84,35 @@ const struct dt_iov *dt_iov(hint_type t, size_t *n)
     return t->plan->iov;
 }
 
-const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where)
+unsigned long dt_iov_heap_tries;
+
+const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where, uint64_t *id)
 {
+    static _Atomic uint64_t last_id;
     *n = 0;
     if (dt_check(t) != HINT_SUCCESS || t->plan == NULL)
         return NULL;
     struct dt_plan *p = t->plan;
+    if (p->list_id == 0)
+        p->list_id = atomic_fetch_add(&last_id, 1) + 1;
+    *id = p->list_id; /* whichever list it is: a heap copy replaces a private one with the same pieces */
     size_t bytes = p->nblocks * sizeof *p->iov;
     if (p->iov && heap_span(p->iov, bytes) != UINT64_MAX) {
         *n = p->niov;
         *where = DT_IOV_HEAP;
         return p->iov;
     }
-    if (p->shared == NULL || (!p->heap_shared && heap.active)) {
+    /* the heap, unless it refused and has not grown since (a full partition stays full) */
+    bool try_heap = heap.active && !(p->heap_refused && p->refused_growth == heap_growth());
+    if ((p->shared == NULL && p->iov == NULL) || (!p->heap_shared && try_heap)) {
         /* first use, or a private list made while the heap had no room: try the heap (again) */
-        struct dt_iov *v = heap_alloc(bytes, 64, false);
+        struct dt_iov *v = try_heap ? heap_alloc(bytes, 64, false) : NULL;
         bool on_heap = v != NULL;
+        dt_iov_heap_tries += try_heap;
+        if (try_heap && v == NULL) {
+            p->heap_refused = true;
+            p->refused_growth = heap_growth();
+        }
         if (v == NULL && p->iov == NULL && p->shared == NULL)
             v = malloc(bytes);
         if (v != NULL) {

@@ -174,9 +174,14 @@ const struct dt_iov *dt_iov(hint_type t, size_t *n);
    part of the shared heap, made on the first call and kept with t until it is freed (t committed
    before hint_init, a build without the malloc override, or more than 2^20 pieces, whose whole
    list is built then). DT_IOV_PRIVATE: no shared heap or no room in it: a list in this process's
-   memory (the peers read it through CMA). NULL for predefined types or without memory. */
+   memory (the peers read it through CMA). NULL for predefined types or without memory.
+   *id: the list's number, never given to another list of this process (a type freed and another
+   committed at the same address gets a new one): what a peer may cache a list read through CMA by.
+   A copy the heap had no room for is tried again only once the heap has grown. */
 enum dt_iov_where { DT_IOV_HEAP, DT_IOV_HEAP_COPY, DT_IOV_PRIVATE };
-const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where);
+const struct dt_iov *dt_iov_shared(hint_type t, size_t *n, enum dt_iov_where *where, uint64_t *id);
+/* Tries to copy a piece list to the heap (dt_iov_shared), for the tests. */
+extern unsigned long dt_iov_heap_tries;
 
 /* A layout seen through its pieces: `count` elements `extent` bytes apart, each made of iov[0..niov);
    niov == 0 means contiguous bytes. What a rank needs to copy into or out of a peer's layout. */

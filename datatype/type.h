@@ -56,6 +56,11 @@ struct dt_plan {
        room there, the whole list in private memory (only when iov is NULL). */
     struct dt_iov *shared;
     bool heap_shared;
+    /* The heap had no room for that copy: tried again only once the heap has grown since
+       (heap_growth() other than refused_growth), not on every call. */
+    bool heap_refused;
+    unsigned refused_growth;
+    uint64_t list_id;   /* the list's number in this process (dt_iov_shared), 0: none yet */
     size_t loop_visits; /* DATA items entered per element by the loop interpreter (cost model) */
 };
 

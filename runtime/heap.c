@@ -755,4 +755,6 @@ void *heap_realloc(void *p, size_t size)
 
 void heap_release(void *p) { mi_free(p); }
 
+unsigned heap_growth(void) { return atomic_load(&reserve.grown); }
+
 size_t heap_usable_size(const void *p) { return mi_usable_size(p); }

@@ -78,5 +78,8 @@ void *heap_alloc(size_t size, size_t align, bool zero);
 void *heap_realloc(void *p, size_t size);
 void heap_release(void *p);
 size_t heap_usable_size(const void *p);
+/* Bumped whenever the partition grows (a block unplugged): memory the heap refused before may
+   fit now; unchanged, it will not (short of frees). */
+unsigned heap_growth(void);
 
 #endif

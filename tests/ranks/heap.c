@@ -4,7 +4,8 @@
  *                   realloc across the boundary, memory from before init freed after it,
  *                   frees after finalize, a peer reading my buffer through its own mapping
  *   heap threads    8 threads allocating and freeing at once
- *   heap exhaust    a partition filled up: the fallback (HINT_HEAP_STRICT=1: NULL)
+ *   heap exhaust    a partition filled up: the fallback (HINT_HEAP_STRICT=1: NULL); a piece list
+ *                   the heap had no room to copy is not tried again in every call
  *   heap reserve    after a few collectives the node's heap object holds a few MiB per rank in
  *                   /dev/shm, not a 32 MiB block each (pages reserved as mimalloc commits them)
  *   heap calloc     a huge calloc (64 MiB; 12 MiB) on fresh memory reads zero without being
@@ -26,12 +27,15 @@
 #include <unistd.h>
 
 #include "hint.h"
+#include "datatype/datatype.h"
 #include "runtime/heap.h"
 #include "tests/common/malloc_heap.h"
 #include "tests/common/rankcheck.h"
 
 int rc_rank;
 static int P;
+static hint_type early; /* committed before hint_init: its piece list (7 MiB) is in glibc's memory */
+#define EARLY_PIECES 300000
 
 /* Without the override every allocation function stays the C library's (or the sanitizer's). */
 static void allocs_stay_private(void *before)
@@ -151,6 +155,17 @@ static void exhaust(void)
         memset(blocks[n], 1, 4 << 20);
     }
     RC_CHECK(n > 4 && n < 64); /* some fitted, then the partition was full */
+    /* the list of a type committed before init, larger than the block that did not fit: the full
+       heap refuses its copy once, and it is not tried again while the heap cannot grow (before:
+       a heap_alloc in every call) */
+    unsigned long tries = dt_iov_heap_tries;
+    for (int k = 0; k < 5; k++) {
+        size_t npieces;
+        uint64_t id;
+        enum dt_iov_where where;
+        RC_CHECK(dt_iov_shared(early, &npieces, &where, &id) != NULL && where == DT_IOV_PRIVATE && npieces == EARLY_PIECES);
+    }
+    RC_CHECK(dt_iov_heap_tries - tries == 1);
     if (!MALLOC_ON_HEAP) {
         RC_CHECK(blocks[n] == NULL); /* hint_malloc: NULL, strict or not */
         if (!strict)
@@ -273,6 +288,8 @@ int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "basics";
     void *before = malloc(50);
+    RC_OK(hint_type_vector(EARLY_PIECES, 1, 2, HINT_BYTE, &early));
+    RC_OK(hint_type_commit(&early));
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
@@ -293,6 +310,7 @@ int main(int argc, char **argv)
         else
             RC_FAIL("unknown mode %s", what);
     }
+    RC_OK(hint_type_free(&early));
     RC_OK(hint_finalize());
     /* after finalize: heap buffers are still valid and freeable (and a program may protect and
        unprotect their pages: libhint's mprotect reserves mimalloc's commits, and must still

@@ -26,6 +26,11 @@
  *   order_buffers            the above
  *   HINT_HEAP=private order_buffers   no shared heap: every buffer off it (the heap kind is
  *                            malloc's), every piece list read by the peers through CMA
+ *   order_buffers lists      alltoall morton with derived types on the stack, 20 calls of a type,
+ *                            20 of another made after it was freed (maybe at its address), 20
+ *                            alternating with a third: under HINT_HEAP=private a rank reads each
+ *                            peer's list of each type through CMA once ("expect list reads N"),
+ *                            not in every call, and every result is right
  *   order_buffers refused    first a seccomp filter makes process_vm_readv/writev fail with
  *                            EPERM (as ptrace_scope or a container would); then every call with a
  *                            buffer off the heap must run pairwise (ring for allgather), right.
@@ -493,6 +498,33 @@ static int huge_calls(void)
     return 4;
 }
 
+/* order_buffers lists (above). */
+static int lists_kept(void)
+{
+    struct lay A, B, C;
+    hint_type t;
+    RC_OK(hint_coll_set("alltoall", "morton"));
+    RC_OK(hint_type_vector(3, 1, 2, HINT_BYTE, &t)); /* bytes 0, 2, 4 */
+    lay_make(&A, "vector", t);
+    for (int k = 0; k < 20; k++)
+        derived_call("alltoall", "morton", STACK, STACK, &A, &A, 7, k);
+    RC_OK(hint_type_free(&A.t));
+    RC_OK(hint_type_vector(3, 1, 3, HINT_BYTE, &t)); /* as many pieces, elsewhere: 0, 3, 6 */
+    lay_make(&B, "wider vector", t);
+    for (int k = 0; k < 20; k++)
+        derived_call("alltoall", "morton", STACK, STACK, &B, &B, 7, 20 + k);
+    RC_OK(hint_type_indexed(2, (size_t[]){1, 2}, (ptrdiff_t[]){0, 3}, HINT_BYTE, &t)); /* 0, 3-4 */
+    lay_make(&C, "indexed", t);
+    for (int k = 0; k < 20; k++)
+        derived_call("alltoall", "morton", STACK, STACK, k % 2 ? &C : &B, k % 2 ? &C : &B, 7, 40 + k);
+    RC_OK(hint_type_free(&B.t));
+    RC_OK(hint_type_free(&C.t));
+    /* off the heap, each peer's list of A, B and C once (both sides of a call share it) */
+    printf("rank %d: expect list reads %d\n", rc_rank, no_heap ? 3 * (P - 1) : 0);
+    fflush(stdout);
+    return 60;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--help")) {
@@ -511,6 +543,14 @@ int main(int argc, char **argv)
     void *probe = hint_malloc(1);
     no_heap = probe == NULL || !hint_mem_shared(probe);
     hint_free(probe);
+    if (argc > 1 && !strcmp(argv[1], "lists")) {
+        int n = lists_kept();
+        RC_OK(hint_type_free(&early));
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok order_buffers lists: %d derived calls\n", n);
+        return 0;
+    }
     if (no_heap && !MALLOC_ON_HEAP) {
         printf("# SKIP: no shared heap and no malloc override: the heap kind has no buffer\n");
         hint_finalize();

@@ -317,6 +317,45 @@ ParameterizedTest(struct buffers_case *c, coll, order_buffers, .timeout = 600)
     free(res.output);
 }
 
+/* Piece lists read through CMA are kept (tests/ranks/order_buffers.c lists): under
+   HINT_HEAP=private each rank reads each peer's list of each of the 3 types once, 3 (P - 1) in
+   all, where it read P - 1 in every one of the 60 calls before; and right results, also for the
+   type committed after the first was freed (a cache keyed by address could take its list for the
+   freed one's). With the heap: no list is read. */
+ParameterizedTestParameters(coll, order_lists_kept)
+{
+    static struct buffers_case c[] = {{2, false, true}, {3, false, true}, {4, false, true}, {3, false, false}};
+    return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct buffers_case *c, coll, order_lists_kept, .timeout = 300)
+{
+    if (spans_nodes(c->np))
+        cr_skip_test("the copy orders need one node");
+    const char *argv[] = {job_build_path("tests/ranks/order_buffers"), "lists", NULL};
+    const char *const env[] = {"HINT_COLL_STATS=1", c->private_heap ? "HINT_HEAP=private" : NULL, NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
+    cr_expect_eq(res.status, 0, "%d ranks:\n%s", c->np, res.output);
+    for (int r = 0; r < c->np; r++) {
+        char key[64];
+        unsigned long want = ~0ul, got = 0;
+        snprintf(key, sizeof key, "rank %d: expect list reads ", r);
+        const char *w = strstr(res.output, key);
+        cr_expect(w && sscanf(w + strlen(key), "%lu", &want) == 1, "rank %d: no expectation:\n%s", r, res.output);
+        snprintf(key, sizeof key, "hint[rank %d] coll: order_stats_report: ", r);
+        for (const char *g = strstr(res.output, key); g; g = strstr(g + 1, key)) {
+            unsigned long n;
+            const char *at = strstr(g, "with one read through CMA, ");
+            if (at && sscanf(at, "with one read through CMA, %lu lists read", &n) == 1)
+                got += n;
+        }
+        cr_expect_eq(got, want, "rank %d: %lu piece lists read through CMA, expected %lu:\n%s", r, got, want,
+                     res.output);
+    }
+    free(res.output);
+}
+
 /* Heap partitions bound to their NUMA domains (issue 23; tests/ranks/heap_numa.c): two and four
    virtual sockets (bound, on a one-node machine all to node 0), and one domain (not bound). */
 struct numa_case {
