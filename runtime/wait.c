@@ -25,6 +25,7 @@
 #include "runtime/transport.h"
 
 static long spin_ns, yield_ns, cores;
+static bool spin_given; /* HINT_WAIT_SPIN_US set: spin that long, whatever the transports */
 /* rt_wait_spin_ns's answer, and the hook count it was computed for (-1: not yet). */
 static long spin_effective;
 static int spin_for_hooks = -1;
@@ -35,23 +36,29 @@ void rt_wait_init(void)
 {
     int over = rt.boot.oversubscribed;
     spin_ns = rt_cfg_long_or("HINT_WAIT_SPIN_US", over ? 0 : 50) * 1000;
+    spin_given = rt_cfg_given("HINT_WAIT_SPIN_US");
     yield_ns = rt_cfg_long_or("HINT_WAIT_YIELD_US", over ? 200 : 1000) * 1000;
     spun_ns = 0;
     cores = rt_usable_cores(); /* once: rt_wait_spin_ns runs again whenever a progress hook comes or goes */
     spin_for_hooks = -1;
 }
 
-/* Spinning also starves threads the rank relies on: a network transport's progress (libfabric's
-   net provider receives in its own thread, and hint's watcher thread waits on its fd). Measured
-   across two namespace hosts on this 2-core machine, one rank each: 8-byte latency 61 us with a
-   50 us spin, 2003 us with a 2000 us spin, 9.9 us without (fi_pingpong 6.2, MPICH 5.9): the
-   message is seen only once the spin ends. So while such a transport is started, the ranks spin
-   only when they and one such thread each still fit the cores. */
+/* Spinning also keeps the core from a peer that shares it without this node knowing: network
+   namespace "hosts" on one machine each count its cores as their own. Measured across two such
+   hosts on this 2-core machine, one rank each: 8-byte latency 61 us with a 50 us spin, 2003 us
+   with a 2000 us spin, 9.9 us without: the message is seen only once the spin ends. (First read
+   as starving a receive thread of libfabric's net provider; it has none: strace shows no other
+   thread's system call per message. Each host's agent had bound its rank to core 0, so both
+   ranks shared one core; unbound on separate cores, a 50 us spin gives 7.1-7.3 us beside
+   fi_pingpong's 6.9, and the same spin on a shared core 60.3: bench/netns/side_by_side.sh.) So
+   while a transport that reaches other nodes has started, the ranks spin by default only when
+   they and as many again still fit the cores they may use; a HINT_WAIT_SPIN_US given is kept (as
+   it is when oversubscribed), for hosts known to have their cores to themselves. */
 long rt_wait_spin_ns(void)
 {
     if (rt_progress_list.n != spin_for_hooks) { /* a transport started (or a hook came or went) */
         spin_for_hooks = rt_progress_list.n;
-        spin_effective = rt_net_threads() && 2L * rt.boot.local_size > cores ? 0 : spin_ns;
+        spin_effective = !spin_given && rt_net_threads() && 2L * rt.boot.local_size > cores ? 0 : spin_ns;
     }
     return spin_effective;
 }

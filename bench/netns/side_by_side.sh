@@ -8,7 +8,7 @@ usage() {
   cat <<'USAGE'
 usage: bench/netns/side_by_side.sh [options] BUILD_DIR
   Makes two network namespaces ofi<pid>a / ofi<pid>b joined by a veth pair (interface "ofin0"
-  in both, 10.93.0.1 and 10.93.0.2), runs the chosen benchmarks between them ROUNDS times,
+  in both, 10.93.0.1 and 10.93.0.2 unless --subnet), runs the chosen benchmarks between them ROUNDS times,
   interleaved (round 1: every tool, round 2: every tool, ...), prints each run's table and a
   summary of medians per size, and removes the namespaces on every path (exit, Ctrl-C, error).
   BUILD_DIR is a hint build folder (launcher/hintrun, bench/hint-bench, bench/mpi/hint-bench-mpich,
@@ -31,17 +31,30 @@ options:
                     tcp;ofi_rxm)
   --fi-mode M       fi_pingpong transmit mode: msg or tagged (default tagged)
   --hint-env 'V=X ...'  extra environment for the hint ranks (e.g. HINT_OFI_RMA_MIN=1T)
+  --hint-bind B     hintrun --bind-to for the hint ranks (default none, as fi_pingpong and
+                    MPICH run). The two namespace hosts share this machine's cores, and each
+                    host's agent binds its first rank to core 0: with binding both hosts' ranks
+                    share core 0 while the other core idles (hint took 9.6-9.8 us at 8 B beside
+                    fi_pingpong's 5.1-5.7, and a 2-rank exchange a whole round trip)
+  --pin             each host's processes (hint's ranks, fi_pingpong's, MPICH's and Open MPI's)
+                    on its own half of the cores (taskset; host a the first half), hint unbound
+                    by hintrun: as two real hosts would be, whatever the scheduler does. Unpinned,
+                    a loaded machine often puts both hosts' processes on one core for a whole
+                    run (a waiting rank woken there), and a spinning one then holds the other up
   --variant NAME 'V=X ...'  adds NAME to the --what entries: hint's p2p latency with that extra
-                    environment (FI_PROVIDER=tcp there picks tcp;ofi_rxm);
+                    environment (FI_PROVIDER=tcp there picks tcp;ofi_rxm); a word starting with
+                    -- is a hintrun option instead (e.g. --bind-to=core);
                     repeatable, run interleaved with the rest
   --fi-variant NAME PROV    adds NAME: fi_pingpong on provider PROV (e.g. fitcp tcp)
   --ucx-tls T       UCX_TLS for MPICH (default tcp,self)
   --out DIR         keep every run's raw output in DIR (default: a temporary folder, removed)
+  --subnet A.B.C    the hosts' addresses A.B.C.1 and A.B.C.2 (default 10.93.0): the agents find a
+                    host's namespace by its address, so a second run beside one needs another
   --help            this text
 USAGE
 }
 declare -A variant fivariant
-rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out= ppn=1
+rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out= ppn=1 hintbind=none subnet=10.93.0 pin=
 while [ $# -gt 0 ]; do
   case $1 in
     --help|-h) usage; exit 0 ;;
@@ -52,6 +65,9 @@ while [ $# -gt 0 ]; do
     --provider) prov=$2; shift 2 ;;
     --fi-mode) fimode=$2; shift 2 ;;
     --hint-env) hintenv=$2; shift 2 ;;
+    --hint-bind) hintbind=$2; shift 2 ;;
+    --subnet) subnet=$2; shift 2 ;;
+    --pin) pin=1; shift ;;
     --ucx-tls) ucxtls=$2; shift 2 ;;
     --variant) variant[$2]=$3; what=$what,$2; shift 3 ;;
     --fi-variant) fivariant[$2]=$3; what=$what,$2; shift 3 ;;
@@ -73,7 +89,7 @@ case ,$what, in *,ompi*,*) command -v mpirun.openmpi >/dev/null && [ -x "$build/
 case ,$what, in *,mpich*|*,coll,*) command -v mpiexec.mpich >/dev/null && [ -x "$build/bench/mpi/hint-bench-mpich" ] ||
   { echo "side_by_side.sh: needs mpiexec.mpich (apt-get install mpich) and $build/bench/mpi/hint-bench-mpich" >&2; exit 2; } ;; esac
 
-A=ofi$$a B=ofi$$b IPA=10.93.0.1 IPB=10.93.0.2 IF=ofin0
+A=ofi$$a B=ofi$$b IPA=$subnet.1 IPB=$subnet.2 IF=ofin0
 tmp=$(mktemp -d /tmp/ofi-sbs.XXXXXX)
 raw=${out:-$tmp}
 mkdir -p "$raw"
@@ -95,6 +111,17 @@ ip -n $A addr add $IPA/24 dev $IF && ip -n $B addr add $IPB/24 dev $IF || exit 1
 for ns in $A $B; do ip -n $ns link set lo up; ip -n $ns link set $IF up; done
 
 fabric=(-x FI_PROVIDER="$prov" -x FI_TCP_IFACE=$IF -x FI_NET_IFACE=$IF)
+# --pin: host a's processes on the first half of the cores, host b's on the rest; hint's ranks and
+# MPICH's find their host by the hostname the agents give them (the namespace's name)
+pinA=() pinB=() pinw=()
+if [ -n "$pin" ]; then
+  ncpu=$(nproc)
+  [ "$ncpu" -ge 2 ] || { echo "side_by_side.sh: --pin needs 2 cores" >&2; exit 2; }
+  cpusA=0-$((ncpu / 2 - 1)) cpusB=$((ncpu / 2))-$((ncpu - 1))
+  printf '#!/bin/sh\ncase $(hostname) in *a) c=%s ;; *) c=%s ;; esac\nexec taskset -c $c "$@"\n' $cpusA $cpusB >"$tmp/pin.sh"
+  chmod +x "$tmp/pin.sh"
+  pinA=(taskset -c $cpusA) pinB=(taskset -c $cpusB) pinw=("$tmp/pin.sh") hintbind=none
+fi
 export FI_TCP_IFACE=$IF FI_NET_IFACE=$IF
 iters_for() { if [ "$1" -ge 1048576 ]; then echo $(( (iters + 9) / 10 )); else echo "$iters"; fi; }
 for v in $hintenv; do fabric+=(-x "$v"); done
@@ -102,33 +129,33 @@ for v in $hintenv; do fabric+=(-x "$v"); done
 run_fi() { # [PROVIDER] one fi_pingpong per size (server in B, client in A), its result rows only
   local prov=${1:-$prov}
   for sz in ${sizes//,/ }; do
-    ip netns exec $B timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -B 47593 \
+    ip netns exec $B "${pinB[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -B 47593 \
       >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    ip netns exec $A timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -P 47593 $IPB |
+    ip netns exec $A "${pinA[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -P 47593 $IPB |
       awk -v s=$sz '$1 ~ /^[0-9]/ { $1 = s; print }'
     wait $srv
   done
 }
-run_hint() { # OP [hint-bench args]  ($venv: a variant's extra environment)
+run_hint() { # OP [hint-bench args]  ($venv: a variant's extra environment and hintrun options)
   local extra=()
-  for v in ${venv:-}; do extra+=(-x "$v"); done
+  for v in ${venv:-}; do case $v in --*) extra+=("$v") ;; *) extra+=(-x "$v") ;; esac; done
   ip netns exec $A timeout 600 "$build/launcher/hintrun" --launch-agent "$agent" --host $IPA:$ppn,$IPB:$ppn \
-    -n $((2 * ppn)) "${fabric[@]}" \
+    -n $((2 * ppn)) --bind-to "$hintbind" "${fabric[@]}" \
     "${extra[@]}" \
-    "$build/bench/hint-bench" "$@"
+    "${pinw[@]}" "$build/bench/hint-bench" "$@"
 }
 run_mpich() { # OP [hint-bench args]
   ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
     timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n $((2 * ppn)) -ppn $ppn \
-    -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "$build/bench/mpi/hint-bench-mpich" "$@"
+    -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "${pinw[@]}" "$build/bench/mpi/hint-bench-mpich" "$@"
 }
 run_ompi() { # OP [hint-bench args]  (Open MPI's rsh launcher through ns_ssh.sh; TCP BTL on the veth)
   ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
     timeout 600 mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$src/bench/netns/ns_ssh.sh" \
     --host $IPA,$IPB -np 2 --mca btl tcp,self --mca btl_tcp_if_include $IF --mca oob_tcp_if_include $IF \
-    "$build/bench/mpi/hint-bench-openmpi" "$@"
+    "${pinw[@]}" "$build/bench/mpi/hint-bench-openmpi" "$@"
 }
 
 run_p2p() { # RUNNER: hint-bench latency, the sizes from 1 MiB with fewer iterations
@@ -176,13 +203,15 @@ uptime | sed 's/^/# load after: /'
 # Summary: medians over the rounds, per size. fi_pingpong rows (size put back in bytes): "bytes
 # #sent #ack total time MB/sec usec/xfer Mxfers/sec"; hint-bench rows: "size avg min max iters".
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-col() { # FILEPREFIX SIZE -> that size's value in each round's file
+col() { # FILEPREFIX SIZE -> that size's value in each round's file ($perbyte: SIZE / value)
+  local k
   for f in "$raw"/$1.[0-9]*; do
     case $1 in
-      fi|fi[a-z]*) awk -v s="$2" '$1 == s { print $7 }' "$f" ;;
-      hier_barrier_*) awk '$1 == 0 { print $2 }' "$f" ;;
-      *) awk -v s="$2" '$1 == s { print $2 }' "$f" ;;
+      fi|fi[a-z]*) k=7 ;;
+      hier_barrier_*) awk '$1 == 0 { print $2 }' "$f"; continue ;;
+      *) k=2 ;;
     esac
+    awk -v s="$2" -v k=$k -v pb="${perbyte:-}" '$1 == s && $k > 0 { print pb ? s / $k : $k }' "$f"
   done
 }
 summarize() { # TITLE FILES... (the first is the reference of the ratio columns)
@@ -205,7 +234,11 @@ summarize() { # TITLE FILES... (the first is the reference of the ratio columns)
 lat=()
 for w in hint fi mpich ompi "${!variant[@]}" "${!fivariant[@]}"; do case ,$what, in *,$w,*) lat+=($w) ;; esac; done
 [ ${#lat[@]} -gt 0 ] && summarize "p2p latency (us, one way)" "${lat[@]}"
-case ,$what, in *,hintbw,*) summarize "bandwidth (MB/s)" hintbw $(case ,$what, in *,mpichbw,*) echo mpichbw ;; esac) \
+# fi_pingpong's MB/sec is bytes / its usec/xfer (one message in flight), so the comparable figure of
+# hint and MPICH is their ping-pong's: bytes / one-way latency, per round, then the median. (hintbw,
+# mpichbw: windows of 64 sends, which fi_pingpong cannot do; no fi column there.)
+[ ${#lat[@]} -gt 0 ] && perbyte=1 summarize "p2p ping-pong bandwidth (MB/s = bytes / one-way us, as fi_pingpong's MB/sec)" "${lat[@]}"
+case ,$what, in *,hintbw,*) summarize "windowed bandwidth (MB/s, 64 sends in flight)" hintbw $(case ,$what, in *,mpichbw,*) echo mpichbw ;; esac) \
   $(case ,$what, in *,ompibw,*) echo ompibw ;; esac) ;; esac
 case ,$what, in *,coll,*)
   for op in allreduce alltoall; do summarize "$op (us)" hint_$op mpich_$op; done ;; esac
