@@ -34,6 +34,37 @@ static double seconds_after_death(const struct job_result *res)
     return d ? res->ended - atof(d + 15) : -1.0;
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CRASH_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CRASH_UNDER_ASAN 1
+#endif
+
+/* How soon after the victim's death (or act) the job must have ended, in seconds: 1 (issue 15
+   item 5) on one node in a normal build. After the death the job's processes need about 20 ms of
+   CPU at 16 ranks (perf sched, any load), 14 ms of it the kernel freeing the node's shared memory
+   when the last rank exits (segment 38 MiB + heap 70 MiB at 16 ranks; do_exit -> __fput ->
+   shmem_evict_inode); hintrun signals every rank within 1-3 ms of the death and exits 1-4 ms after
+   the last rank. Under load that CPU comes at the share of a core the test's session gets (the
+   scheduler's autogroups: meson starts every test in a session of its own, so the share is the
+   machine's divided among the sessions that run, not among their processes): 16 ranks, median
+   (max) of 10 runs, 0.05 s (0.24) at load 38, 0.06 (0.09) at load 25 in a session of its own.
+   Wider across virtual nodes: each rank also frees ~70 MiB that libfabric allocated and wrote in
+   its initialisation (perf: exit_mmap was 294 of 470 exit samples), 0.2-0.3 s (max 0.51) at load
+   20 with 3 nodes; and under AddressSanitizer, whose shadow memory each exit frees too. */
+static double end_within(void)
+{
+#ifdef CRASH_UNDER_ASAN
+    return 2.0;
+#else
+    const char *k = getenv("HINT_TEST_NODES");
+    return k && atoi(k) > 1 ? 2.0 : 1.0;
+#endif
+}
+
 /* Start-up before the ranks reach the hang: across virtual nodes (HINT_TEST_NODES) every rank
    first initialises libfabric (~85 ms of CPU each, most of it the verbs provider reading
    /proc/kallsyms; docs/RUNTIME.md), seconds on a loaded machine. A --timeout case waits that much
@@ -57,22 +88,12 @@ static void crash_case(const char *mode, int np, int victim, int want_status, co
     cr_expect(strstr(res.output, rankmsg) != NULL, "message does not name %s:\n%s", rankmsg, res.output);
     cr_expect(strstr(res.output, want_msg) != NULL, "message lacks '%s':\n%s", want_msg, res.output);
     cr_expect(strstr(res.output, "pid") != NULL, "message does not name the pid:\n%s", res.output);
-    /* The job ends well within seconds of the death: measured from the moment the victim printed
+    /* The job ends within end_within() of the death: measured from the moment the victim printed
        (same clock), not from the start, whose cost grows with the ranks and, across nodes, with
-       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). Most of it
-       is the kernel freeing the node's shared memory when the last rank exits (perf: do_exit ->
-       shmem_evict_inode -> shmem_undo_range), and under load that exit is cut into many short
-       slices. When each rank reserved a 32 MiB heap block and its plugs at start (554 MiB at 16
-       ranks) it took, 16 ranks, median (range) of 7-9 runs: 0.40 s (0.35-0.58) at load 30, 0.47 s
-       (0.42-0.58) at load 56, 2.0-2.1 s (1.7-2.8) at load 90. The heap now reserves what mimalloc
-       commits (docs/HEAP.md; 90 MiB at 16 ranks, beside the node segment's 38 MiB): 0.13 s
-       (0.05-0.17) at load 30, 0.11 s (0.05-0.16) at load 56, 0.52-0.55 s (0.28-1.03) at load 90,
-       where HINT_HEAP=private took 0.15 s (0.03-0.26); hintrun itself signals every rank within
-       2-7 ms of the death (strace). So 1 s holds with a wide margin up to load ~60 on 2 cores,
-       not at 90: the bound stays 2 s. */
-    double after = seconds_after_death(&res);
-    cr_expect(after >= 0.0 && after < 2.0, "job took %.2f s to end after the crash (%.2f s in all):\n%s",
-              after, res.seconds, res.output);
+       libfabric's per-process initialisation (~85 ms of CPU each, docs/RUNTIME.md). */
+    double after = seconds_after_death(&res), bound = end_within();
+    cr_expect(after >= 0.0 && after < bound, "job took %.2f s to end after the crash (%.2f s in all; bound %.1f s):\n%s",
+              after, res.seconds, bound, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
     free(res.output);
@@ -123,10 +144,10 @@ static void ends_at_once_case(const char *mode, int np, int victim, const char *
               res.output);
     cr_expect(strstr(res.output, what) != NULL, "message lacks '%s':\n%s", what, res.output);
     cr_expect(res.status != 0 && res.status != 124, "status %d:\n%s", res.status, res.output);
-    /* within about a second of the victim's act (the others wait meanwhile): far below --timeout */
-    double after = seconds_after_death(&res);
-    cr_expect(after >= 0.0 && after < 2.0, "job took %.2f s to end after the victim acted (%.2f s in all):\n%s",
-              after, res.seconds, res.output);
+    /* within end_within() of the victim's act (the others wait meanwhile): far below --timeout */
+    double after = seconds_after_death(&res), bound = end_within();
+    cr_expect(after >= 0.0 && after < bound, "job took %.2f s to end after the victim acted (%.2f s in all; bound "
+              "%.1f s):\n%s", after, res.seconds, bound, res.output);
     cr_expect_eq(job_shm_left(&res), 0, "shared memory left behind:\n%s", res.output);
     expect_no_survivors(res.output);
     free(res.output);
