@@ -211,8 +211,10 @@ static struct staging *staging_of(struct coll_args *a)
 /* This rank's areas, for its call e and on: heads whose numbers say every call before e is
    staged, with no signature (it staged none of them); then its offset and flag (release) say
    they exist. No room: the flag says AREA_MISSING | e, and the call fails. */
-static bool make_areas(struct coll_args *a, struct staging *s, uint64_t e)
+static __attribute__((noinline)) bool make_areas(struct coll_args *a, struct staging *s, uint64_t e)
 {
+    if (s == &no_staging)
+        return false; /* said so for good (staging_of) */
     char *area = test_refuses(a, s) ? NULL
                  : heap_alloc((size_t)s->heads * STAGE_HEAD_BYTES + STAGE_AREAS * area_bytes(a), 64, false);
     if (area == NULL) {
@@ -250,12 +252,15 @@ struct flags_wait {
     bool missing;    /* some member has no areas for call `epoch` */
 };
 
-/* Member p, without areas, had none at its call `epoch` or a later one (so it has started that
-   call, and reads nothing of earlier ones). */
-static bool missing_at(const struct staging *s, int p, uint64_t epoch)
+/* Member p, without areas, had none at its call w->epoch or a later one (so it has started that
+   call, and reads nothing of earlier ones): then w->missing. Out of line: the hot path only
+   reaches it while a member has no areas. */
+static __attribute__((noinline)) bool missing_at(struct flags_wait *w, int p)
 {
-    uint64_t f = atomic_load_explicit(&coll_shm_member(s->slot, p)->flag, memory_order_acquire);
-    return (f & AREA_MISSING) && (f & ~AREA_MISSING) >= epoch;
+    uint64_t f = atomic_load_explicit(&coll_shm_member(w->s->slot, p)->flag, memory_order_acquire);
+    bool missing = (f & AREA_MISSING) && (f & ~AREA_MISSING) >= w->epoch;
+    w->missing |= missing;
+    return missing;
 }
 
 /* Head e % STAGE_HEADS of a member holds e, e + STAGE_HEADS, ... in turn, and no member gets
@@ -266,18 +271,16 @@ static bool all_staged(void *arg)
     struct flags_wait *w = arg;
     for (int p = w->first; p < w->last; p++) {
         const char *areas = peer_areas(w->s, p);
-        if (areas == NULL) {
-            if (!missing_at(w->s, p, w->epoch))
-                return false;
-            w->missing = true;
-        } else if (atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch)
+        if ((areas == NULL || atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch) &&
+            (areas != NULL || !missing_at(w, p)))
             return false;
     }
     return true;
 }
 
-/* HINT_ERR_NOMEM when one of the members had no areas for the call. */
-static int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
+/* HINT_ERR_NOMEM when one of the members had no areas for the call. Inline: the ahead wait of
+   coll_stage_begin runs in every call of a rank that does not wait otherwise. */
+static inline __attribute__((always_inline)) int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
     struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch, false};
     if (!all_staged(&w))
@@ -297,8 +300,6 @@ size_t coll_stage_stride(const struct coll_args *a)
 char *coll_stage_begin(struct coll_args *a, size_t bytes)
 {
     struct staging *s = staging_of(a);
-    if (s == &no_staging)
-        return NULL;
     uint64_t e = ++s->epoch;
     if (s->area == NULL && !make_areas(a, s, e))
         return NULL; /* the members that wait for this call see the flag and fail too */
@@ -321,15 +322,13 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
 /* Members first .. last - 1 staged this call with the signature this rank's call has (the
    signature decides the size, so also whether the call is compact). A head without one is of a
    call its member had no areas for (they came later). */
-static int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
+static inline __attribute__((always_inline)) int same_calls(const struct coll_args *a, struct staging *s, int first, int last)
 {
     uint64_t mine = head_of(s, s->area, s->epoch)->sig;
     for (int p = first; p < last; p++) {
         uint64_t theirs = head_of(s, s->peer[p], s->epoch)->sig;
-        if (theirs == 0)
-            return HINT_ERR_NOMEM;
-        if (theirs != mine)
-            return coll_mismatch(a, "a member staged a call with another root, size or op");
+        if (theirs != mine) /* never 0 (stage_sig) */
+            return theirs == 0 ? HINT_ERR_NOMEM : coll_mismatch(a, "a member staged a call with another root, size or op");
     }
     return HINT_SUCCESS;
 }
