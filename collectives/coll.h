@@ -156,7 +156,10 @@ int coll_op_by_name(const char *op);
 int coll_alg_by_name(int op_id, const char *name);
 /* Free the staging areas of freed groups (hint_finalize, after its fence). */
 void coll_staging_release_all(void);
-void coll_record(int op_id, const char *name);
+/* What this rank's last call of each operation ran (hint_coll_last); inline for api.c's empty
+   calls, whose whole cost is a few dozen instructions. */
+extern const char *coll_last_ran[COLL_NOPS];
+static inline void coll_record(int op_id, const char *name) { coll_last_ran[op_id] = name; }
 /* HINT_COLL_STATS=1: print this rank's counts of derived-type calls (hint_finalize). */
 void coll_stats_report(void);
 /* HINT_COLL_STATS=1: which path the copy orders took, per operation (alltoall_order.c). */

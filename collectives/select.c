@@ -246,7 +246,7 @@ const struct coll_table coll_tables[COLL_NOPS] = {
 
 /* ---- forcing ---- */
 static int forced[COLL_NOPS];      /* index + 1; 0 = auto */
-static const char *last_ran[COLL_NOPS];
+const char *coll_last_ran[COLL_NOPS];
 static bool env_read;
 
 int coll_op_by_name(const char *op)
@@ -331,11 +331,9 @@ int hint_coll_last(const char *op, const char **algorithm)
     }
     if (id < 0)
         return HINT_ERR_ARG;
-    *algorithm = last_ran[id];
+    *algorithm = coll_last_ran[id];
     return HINT_SUCCESS;
 }
-
-void coll_record(int op_id, const char *name) { last_ran[op_id] = name; }
 
 static int fallback_mode(void)
 {
@@ -454,7 +452,7 @@ static int pick_and_run(struct coll_args *a)
             a->copy = copy;
         else
             pick = 0;
-        last_ran[a->op_id] = t->algs[pick].name;
+        coll_last_ran[a->op_id] = t->algs[pick].name;
         return run_alg(&t->algs[pick], a);
     }
     if (pick >= 0 && !coll_alg_usable(pick, a)) {
@@ -476,7 +474,7 @@ static int pick_and_run(struct coll_args *a)
         a->copy = copy;
     if (pick < 0)
         pick = 0; /* every table's first algorithm runs anywhere */
-    last_ran[a->op_id] = t->algs[pick].name;
+    coll_last_ran[a->op_id] = t->algs[pick].name;
     if (tuning < 0)
         return run_alg(&t->algs[pick], a);
     double t0 = hint_wtime();
@@ -490,7 +488,7 @@ static int pick_and_run(struct coll_args *a)
 int coll_run(struct coll_args *a)
 {
     trace_coll_begin(coll_tables[a->op_id].op, a->g->ctx, a->g->coll_seq, a->g->world[a->root],
-                     &last_ran[a->op_id]);
+                     &coll_last_ran[a->op_id]);
     int st = pick_and_run(a);
     trace_coll_end();
     return st;

@@ -136,6 +136,23 @@ ParameterizedTest(int *np, coll, derived_more, .timeout = 600)
     free(res.output);
 }
 
+/* Collectives of 0 bytes (tests/ranks/empty_calls.c): success without touching a buffer, their
+   argument errors still returned, the ranks still in step. */
+ParameterizedTestParameters(coll, empty_calls)
+{
+    static int ps[] = {1, 2, 3, 5, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, empty_calls, .timeout = 300)
+{
+    const char *argv[] = {job_build_path("tests/ranks/empty_calls"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "empty_calls with %d ranks failed (status %d):\n%s", *np, res.status, res.output);
+    free(res.output);
+}
+
 /* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/ranks/mismatch.c): the shared-heap
    and staged algorithms on their own, every operation under HINT_COLL_CHECK=1. */
 struct mismatch_case {
