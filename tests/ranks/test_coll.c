@@ -576,3 +576,23 @@ ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
     cr_expect(strstr(res.output, "ok staged_mix nomem") != NULL, "%d ranks: no ok line:\n%s", c->np, res.output);
     free(res.output);
 }
+
+/* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
+   (tests/ranks/first_faults.c; issue 18 item 3). */
+ParameterizedTestParameters(coll, first_call_faults)
+{
+    static int ps[] = {2, 3, 4};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, first_call_faults, .timeout = 300)
+{
+    if (spans_nodes(*np))
+        cr_skip_test("HINT_TEST_NODES: the copy orders need one node");
+    const char *argv[] = {job_build_path("tests/ranks/first_faults"), NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
+    cr_expect(strstr(res.output, "ok first_faults") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
+    free(res.output);
+}
