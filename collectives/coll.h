@@ -164,6 +164,9 @@ static inline void coll_record(int op_id, const char *name) { coll_last_ran[op_i
 void coll_stats_report(void);
 /* HINT_COLL_STATS=1: which path the copy orders took, per operation (alltoall_order.c). */
 void order_stats_report(void);
+/* The copy orders' state on a group (alltoall_order.c), made now rather than in its first alltoall
+   or allgather: for the world, in hint_init. */
+void coll_order_prepare(hint_group g);
 
 /* ---- derived layouts (collectives/typed.c) ---- */
 static inline bool coll_has_layout(const struct coll_args *a) { return a->sl.type || a->rl.type; }

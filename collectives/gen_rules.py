@@ -75,6 +75,7 @@ def main():
         out.write("#include <stdint.h>\n\n#include \"collectives/rules.h\"\n\n")
         out.write("const struct coll_rule_src coll_default_src[] = {\n%s\n};\n" % "\n".join(rows))
         out.write("const int coll_default_nsrc = %d;\n" % len(rows))
+        out.write("struct coll_rule coll_default_rows[%d];\n" % max(len(rows), 1))
         out.write("const struct coll_rule_span coll_default_ops[] = {\n%s\n};\n" % "\n".join(ops))
         out.write("const int coll_default_nops = %d;\n" % len(ops))
 

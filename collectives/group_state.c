@@ -141,6 +141,8 @@ static int coll_group_create(hint_group g, bool world)
     }
     *cg = shape;
     grp_part_set(g, coll_group_key, cg);
+    if (world && cg->slot >= 0)
+        coll_order_prepare(g);
     return HINT_SUCCESS;
 }
 
@@ -185,8 +187,10 @@ int coll_setup(void)
        rather than in the first alltoall or allgather of 2 KiB and up (issue 18, first calls). */
     (void)copy_l2_bytes();
     /* The defaults' per-operation shape caches (rules.c) are 3 pages of .bss, each first written
-       by the first call of some operation: mapped here instead, as the world's slot above. */
+       by the first call of some operation, and the rows their rules are built in (rules.h) a few
+       more: mapped here instead, as the world's slot above. */
     rt_prefault(rules_default(), sizeof *rules_default());
+    rt_prefault(coll_default_rows, (size_t)coll_default_nsrc * sizeof *coll_default_rows); /* their rows */
     return coll_group_key < 0 || area_id < 0 ? HINT_ERR_INTERNAL : HINT_SUCCESS;
 }
 

@@ -309,8 +309,11 @@ static void load_lazy(struct coll_rules *rs, int op)
             span = &coll_default_ops[k];
     if (span == NULL || span->n == 0)
         return;
+    /* its rows, not add_rule's RULES_PER_OP; static, so the first pick allocates nothing (a small
+       allocation there made the heap reserve and commit 1 MiB, ~0.3 ms, in the first 32 KiB
+       allgather of hint-bench at P=2: strace -k showed fallocate under load_lazy) */
     if (span->n <= RULES_PER_OP && rs->r[op] == NULL)
-        rs->r[op] = malloc((size_t)span->n * sizeof *rs->r[op]); /* its rows, not add_rule's RULES_PER_OP */
+        rs->r[op] = &coll_default_rows[span->first];
     for (int i = 0; i < span->n && st == HINT_SUCCESS; i++) {
         struct coll_rule *out = add_rule(rs, op, "built-in defaults", msg, sizeof msg);
         st = out ? rule_from_src(&coll_default_src[span->first + i], i, op, out, msg, sizeof msg) : HINT_ERR_ARG;

@@ -80,6 +80,10 @@ struct coll_rule_src {
 };
 extern const struct coll_rule_src coll_default_src[];
 extern const int coll_default_nsrc;
+/* Where an operation's rules are built from its rows (rows first .. first + n, in .bss): no heap
+   allocation in its first call, which could make the heap commit, and reserve, a fresh 1 MiB
+   there (collectives/rules.c, load_lazy). */
+extern struct coll_rule coll_default_rows[];
 /* Each operation's rows: coll_default_src[first .. first + n). */
 struct coll_rule_span {
     const char *op;
