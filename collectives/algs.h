@@ -100,6 +100,9 @@ void coll_stage_post(struct coll_args *a);
    staged a call with another signature (then its blocks must not be read). */
 int coll_stage_wait(struct coll_args *a, int p);
 int coll_stage_wait_all(struct coll_args *a);
+/* ... every member listed (group ranks; negative entries such as HINT_PROC_NULL skipped, repeats
+   allowed), in one wait: what a neighbourhood call reads. */
+int coll_stage_wait_list(struct coll_args *a, const int *members, int n);
 /* Post and wait for every member. */
 int coll_stage_publish(struct coll_args *a);
 /* Member p's half of the current call, readable once coll_stage_publish returned. */
@@ -133,6 +136,9 @@ int neighbor_distance_halving(struct coll_args *a);
 /* neighbor_allgather(v) and neighbor_alltoall(v): paper 004 §3's compact Morton curve over the shared heap */
 bool neighbor_morton_ok(const struct coll_args *a);
 int neighbor_morton(struct coll_args *a);
+/* neighbor_allgather: through the staging areas, each rank waiting for its in-neighbours only */
+bool neighbor_staged_ok(const struct coll_args *a);
+int neighbor_staged(struct coll_args *a);
 /* ---- scan, exscan, reduce_scatter, alltoallw; ops that do not commute ---- */
 int scan_linear(struct coll_args *a);
 int scan_recursive_doubling(struct coll_args *a);

@@ -889,7 +889,13 @@ static int neighbor_blocks(int op_id, const void *s, size_t sc, hint_type st_, v
     CHECK_GOTO(neighbor_buf(r, rc && l.indegree), out);
     a.sbuf = s;
     a.rbuf = r;
-    return run(&a, false);
+    /* The bytes of one block, for the rules (size-dependent choices) and the signature: every
+       rank passes the same count here, so every rank sees the same block, even one without
+       in- or out-neighbours that passes 0 on that side (hence the larger side). A call whose
+       blocks are empty moves nothing anywhere: no rank waits for another (as Open MPI). */
+    size_t sbytes = sc * dt_size(st_), rbytes = rc * dt_size(rt_);
+    a.block = sbytes > rbytes ? sbytes : rbytes;
+    return run(&a, a.block == 0);
 out:
     return st;
 }

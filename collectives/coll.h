@@ -128,7 +128,7 @@ struct coll_group {
         int root, size, slot, nodes, ppn, pick, copy;
         unsigned sides;      /* bit 0: the send side is derived, bit 1: the receive side */
         bool valid;
-    } memo[COLL_REDUCE_SCATTER_BLOCK + 1];
+    } memo[COLL_NEIGHBOR_ALLTOALL + 1];
 };
 extern int coll_group_key; /* the part's key in hint_group_s.part */
 static inline struct coll_group *coll_group_of(hint_group g) { return (struct coll_group *)g->part[coll_group_key]; }

@@ -205,7 +205,7 @@ static const struct coll_alg alltoallw_algs[] = {
     [ALLTOALLW_LINEAR] = ALG("linear", "every send and receive posted at once, in each block's own types", NULL,
                              alltoallw_linear),
 };
-enum { NEIGHBOR_NAIVE, NEIGHBOR_DISTANCE_HALVING, NEIGHBOR_MORTON };
+enum { NEIGHBOR_NAIVE, NEIGHBOR_DISTANCE_HALVING, NEIGHBOR_MORTON, NEIGHBOR_STAGED };
 static const struct coll_alg neighbor_algs[] = {
     [NEIGHBOR_NAIVE] = TYPED("naive", "every neighbour's message posted at once, in the caller's datatypes", NULL,
                              neighbor_naive),
@@ -217,6 +217,10 @@ static const struct coll_alg neighbor_algs[] = {
                                    "neighbor_allgather(v) and neighbor_alltoall(v): shared heap, ranks copy "
                                    "equal segments of the compact Z curve over the topology's edges",
                                    neighbor_morton_ok, neighbor_morton),
+    [NEIGHBOR_STAGED] = NODE_TYPED("staged",
+                                   "neighbor_allgather: each rank stages its block in its head on the shared heap "
+                                   "and reads its in-neighbours' heads, no barrier",
+                                   neighbor_staged_ok, neighbor_staged),
 };
 
 #define TABLE(id, opname, algs) [id] = {opname, algs, NALGS(algs)}
@@ -393,14 +397,15 @@ static int run_alg(const struct coll_alg *alg, struct coll_args *a)
    the same shape: the rules and every applicability test of these operations read only the
    group, the sizes, the root, the reduction and whether a side is derived (never the buffers),
    so the same fields give the same answer. A small call then skips ~300 instructions of rules
-   and tests (callgrind, 8-byte allreduce at P=2). The v and neighbourhood operations, whose
-   counts differ per call, always ask the rules. */
+   and tests (callgrind, 8-byte allreduce at P=2). The v operations, whose counts differ per
+   call, always ask the rules; neighbor_allgather and neighbor_alltoall have one block size per
+   call (api.c), and their defaults' tests read only the group and it. */
 static const bool memo_ops[COLL_NOPS] = {
     [COLL_BARRIER] = true, [COLL_BCAST] = true,  [COLL_REDUCE] = true,    [COLL_ALLREDUCE] = true,
     [COLL_GATHER] = true,  [COLL_SCATTER] = true, [COLL_ALLGATHER] = true, [COLL_ALLTOALL] = true,
-    [COLL_REDUCE_SCATTER_BLOCK] = true,
+    [COLL_REDUCE_SCATTER_BLOCK] = true, [COLL_NEIGHBOR_ALLGATHER] = true, [COLL_NEIGHBOR_ALLTOALL] = true,
 };
-static_assert(COLL_REDUCE_SCATTER_BLOCK + 1 == sizeof((struct coll_group *)0)->memo / sizeof(struct coll_pick_memo),
+static_assert(COLL_NEIGHBOR_ALLTOALL + 1 == sizeof((struct coll_group *)0)->memo / sizeof(struct coll_pick_memo),
               "a memo per operation memo_ops names");
 
 /* Which sides are derived, as the memo keeps it. */

@@ -85,6 +85,7 @@ struct staging {
     int heads;              /* heads in the ring: heads_for() when made */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
+    uint64_t near_after;    /* coll_stage_begin tries the half-ring pass again from this call on */
     int slot;               /* the group's collective slot */
     uint64_t generation;    /* the slot's generation while the group held it */
     unsigned attempts;      /* tries to make the areas (HINT_TEST_STAGE_NOMEM) */
@@ -278,6 +279,30 @@ static bool all_staged(void *arg)
     return true;
 }
 
+/* The members of a list (negative entries skipped, repeats allowed) that have staged call epoch
+   (or started it without areas), from `next` on: members found ready are not polled again (a
+   call's number only grows). */
+struct list_wait {
+    struct flags_wait f; /* its s, epoch and missing */
+    const int *members;
+    int n, next;
+};
+
+static bool listed_staged(void *arg)
+{
+    struct list_wait *w = arg;
+    for (; w->next < w->n; w->next++) {
+        int p = w->members[w->next];
+        if (p < 0)
+            continue;
+        const char *areas = peer_areas(w->f.s, p);
+        if ((areas == NULL || atomic_load_explicit(&head_of(w->f.s, areas, w->f.epoch)->epoch, memory_order_acquire) < w->f.epoch) &&
+            (areas != NULL || !missing_at(&w->f, p)))
+            return false;
+    }
+    return true;
+}
+
 /* HINT_ERR_NOMEM when one of the members had no areas for the call. Inline: the ahead wait of
    coll_stage_begin runs in every call of a rank that does not wait otherwise. */
 static inline __attribute__((always_inline)) int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
@@ -312,8 +337,18 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
        they run that far ahead. */
     uint64_t ahead = s->compact ? (uint64_t)s->heads - 1 : STAGE_AREAS - 1;
     if (s->seen + ahead < e) {
-        (void)wait_flags(a, 0, a->size, e - ahead); /* a member without areas reads nothing */
-        s->seen = e - ahead;
+        /* Members within half the ring (all of them, usually, where every rank waits for others:
+           the neighbourhood operations) spare the next ahead / 2 calls this pass over every
+           member's line; else the wait needed, and no such try for ahead / 2 calls (a rooted
+           operation's non-root that runs far ahead would fail it every call). */
+        struct flags_wait near = {s, 0, a->size, e - ahead / 2, false};
+        if (ahead > 1 && e >= s->near_after && all_staged(&near)) {
+            s->seen = e - ahead / 2;
+        } else {
+            (void)wait_flags(a, 0, a->size, e - ahead); /* a member without areas reads nothing */
+            s->seen = e - ahead;
+            s->near_after = e + ahead / 2;
+        }
     }
     h->sig = stage_sig(a); /* published with the call's number */
     return (char *)data_of(a, s, s->area, e);
@@ -345,6 +380,22 @@ int coll_stage_wait(struct coll_args *a, int p)
     struct staging *s = coll_group_of(a->g)->stage.p;
     int st = wait_flags(a, p, p + 1, s->epoch);
     return st != HINT_SUCCESS ? st : same_calls(a, s, p, p + 1);
+}
+
+int coll_stage_wait_list(struct coll_args *a, const int *members, int n)
+{
+    struct staging *s = coll_group_of(a->g)->stage.p;
+    struct list_wait w = {{s, 0, 0, s->epoch, false}, members, n, 0};
+    if (!listed_staged(&w))
+        rt_wait_until(listed_staged, &w);
+    if (w.f.missing)
+        return HINT_ERR_NOMEM;
+    for (int k = 0; k < n; k++) {
+        int st = members[k] >= 0 ? same_calls(a, s, members[k], members[k] + 1) : HINT_SUCCESS;
+        if (st != HINT_SUCCESS)
+            return st;
+    }
+    return HINT_SUCCESS;
 }
 
 int coll_stage_wait_all(struct coll_args *a)

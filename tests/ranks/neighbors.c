@@ -333,13 +333,13 @@ static const char *forced_alg;
    algorithms ("trivial" allowed for a group of one or a call moving nothing). */
 static void check_last(const char *op, int gsize, int may_trivial)
 {
-    static const char *const names[] = {"naive", "morton", "distance_halving"};
+    static const char *const names[] = {"naive", "morton", "distance_halving", "staged"};
     const char *alg = NULL;
     T_OK(hint_coll_last(op, &alg));
     if (alg == NULL)
         T_FAIL("hint_coll_last(\"%s\") gave NULL after a call", op);
     int known = 0;
-    for (int k = 0; k < (forced_alg ? 1 : 3); k++)
+    for (int k = 0; k < (forced_alg ? 1 : 4); k++)
         known |= strcmp(alg, forced_alg ? forced_alg : names[k]) == 0;
     if (!known && !((gsize == 1 || may_trivial) && strcmp(alg, "trivial") == 0))
         T_FAIL("hint_coll_last(\"%s\") = \"%s\", expected %s (group size %d)", op, alg,

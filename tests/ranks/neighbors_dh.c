@@ -15,7 +15,10 @@
  * naive's result, with buffers from hint_malloc (hint_coll_last must say morton), on the stack
  * and with a strided receive type on every rank or on rank 0 only (every rank falls back to
  * naive); with --nodes (ranks on several nodes) forcing it must return HINT_ERR_UNSUPPORTED.
- * Carts (periodic or not, 1-D to 3-D) too. Forcing distance_halving on neighbor_alltoall(v)
+ * Carts (periodic or not, 1-D to 3-D) too. neighbor_allgather staged (forced) against the same
+ * expectation at 0 B (trivial), in a head (4, 20 B), in an area (4000 B), with a strided receive
+ * side on every rank or on rank 0 only; forced on neighbor_alltoall it returns
+ * HINT_ERR_UNSUPPORTED, as across nodes. Forcing distance_halving on neighbor_alltoall(v)
  * returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail on every rank.
  * neighbor_allgatherv with naive, distance_halving and morton: counts differing per origin (some
  * 0), receive slots in reverse order with gaps. neighbor_alltoallv with morton against naive's
@@ -204,9 +207,11 @@ static void run_allgather(hint_group gr, const char *alg, size_t n, int strided,
                     FAIL("rep %d slot %d (source %d) element %zu: %d, expected %d", rep, i, in[i], e,
                          r[(size_t)i * per + e], want);
             }
-        /* morton with a derived side: every rank runs naive instead */
+        /* morton with a derived side: every rank runs naive instead; empty blocks move nothing,
+           whatever is forced (api.c: no rank waits for another) */
         const char *last = NULL,
-                   *expect = (strided || some_strided) && n > 0 && strcmp(alg, "morton") == 0 ? "naive" : alg;
+                   *expect = n == 0 ? "trivial"
+                             : (strided || some_strided) && strcmp(alg, "morton") == 0 ? "naive" : alg;
         RC_OK(hint_coll_last("neighbor_allgather", &last));
         if (last == NULL || strcmp(last, expect) != 0)
             FAIL("ran %s, expected %s", last ? last : "(none)", expect);
@@ -439,6 +444,13 @@ static void check_group(hint_group gr, const int *in, int nin, int quick)
         }
     run_allgather(gr, "distance_halving", 3, 1, in, nin);
     if (!spans_nodes) {
+        /* staged: 0 B, 4 B and 20 B in the head, 4000 B in an area; a derived receive side on
+           every rank or on rank 0 only (each rank packs its own: staged still runs) */
+        for (int k = 0; k < 4; k++)
+            if (!quick || k == 2)
+                run_allgather(gr, "staged", sizes[k], 0, in, nin);
+        run_allgather(gr, "staged", 3, 1, in, nin);
+        run_allgather(gr, "staged", 3, rc_rank == 0, in, nin);
         run_allgather(gr, "morton", 3, 1, in, nin);
         some_strided = 1; /* only rank 0's side is derived: all must still agree on naive */
         run_allgather(gr, "morton", 3, rc_rank == 0, in, nin);
@@ -557,6 +569,14 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_alltoall", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    /* staged is neighbor_allgather's alone, and needs one node */
+    RC_OK(hint_coll_set("neighbor_alltoall", "staged"));
+    RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    RC_OK(hint_coll_set("neighbor_allgather", "staged"));
+    RC_EXPECT(hint_neighbor_allgather(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr),
+              spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_SUCCESS);
+    RC_OK(hint_coll_set("neighbor_allgather", "auto"));
     /* morton on the v variants: run on one node, refused across nodes */
     int vmorton = spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_SUCCESS;
     RC_OK(hint_coll_set("neighbor_allgatherv", "morton"));
