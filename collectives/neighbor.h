@@ -7,15 +7,26 @@
 #define HINT_COLLECTIVES_NEIGHBOR_H
 
 #include "hint.h"
+#include "topology/vtopo.h"
 
 struct dh_pattern;
 struct morton_plan;
+/* neighbor_alltoall staged: which of its sender's out-slots each in-slot of this rank receives
+   (the matching of neighbor_naive's messages), and the group's largest degree. */
+struct staged_matches {
+    int maxd;
+    int *from_slot; /* per in-slot; -1 for HINT_PROC_NULL */
+};
 struct neighbor_cache {
     struct dh_pattern *dh;
     struct morton_plan *morton;
+    struct staged_matches *staged;
 };
 /* The group's cache, made empty on first use; NULL when out of memory. */
 struct neighbor_cache *neighbor_cache_of(hint_group g);
 void neighbor_morton_plan_free(struct morton_plan *m);
+/* This rank's matches (collective over g: every member calls it together); *out freed with free_matches. */
+int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out);
+void neighbor_staged_matches_free(struct staged_matches *m);
 
 #endif

@@ -703,6 +703,7 @@ static void cache_free(void *p)
     if (c != NULL) {
         pattern_free(c->dh);
         neighbor_morton_plan_free(c->morton);
+        neighbor_staged_matches_free(c->staged);
     }
     free(c);
 }

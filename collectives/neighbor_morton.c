@@ -100,6 +100,53 @@ static int all_lists(hint_group g, const struct vtopo_lists *l, int **in, int **
     return st;
 }
 
+/* The sender's out-slot that receiver r's in-slot i meets (the n-th slot from s at r takes s's
+   n-th send to r, a cart's sends going +1 before -1), -1 when s does not list r that often;
+   in, out: every rank's lists, m wide. */
+static int match_slot(const int *in, const int *out, int m, bool cart, int r, int i)
+{
+    int s = in[(size_t)r * (size_t)m + (size_t)i], nth = 0;
+    const int *sd = &out[(size_t)s * (size_t)m];
+    for (int k = 0; k < i; k++)
+        nth += in[(size_t)r * (size_t)m + (size_t)k] == s;
+    for (int k = 0, seen = 0; k < m; k++) {
+        int jj = cart ? k ^ 1 : k;
+        if (jj < m && sd[jj] == r && seen++ == nth)
+            return jj;
+    }
+    return -1;
+}
+
+void neighbor_staged_matches_free(struct staged_matches *m)
+{
+    if (m != NULL)
+        free(m->from_slot);
+    free(m);
+}
+
+int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out)
+{
+    int m, *in = NULL, *outl = NULL;
+    int st = all_lists(g, l, &in, &outl, &m);
+    struct staged_matches *sm = st == HINT_SUCCESS ? calloc(1, sizeof *sm) : NULL;
+    if (st == HINT_SUCCESS && (sm == NULL || (sm->from_slot = malloc(((size_t)l->indegree + 1) * sizeof(int))) == NULL))
+        st = HINT_ERR_NOMEM;
+    for (int i = 0; st == HINT_SUCCESS && i < l->indegree; i++) {
+        sm->from_slot[i] = l->sources[i] < 0 ? -1 : match_slot(in, outl, m, l->cart, g->rank, i);
+        if (l->sources[i] >= 0 && sm->from_slot[i] < 0)
+            st = HINT_ERR_TOPOLOGY; /* this rank lists s more often than s lists it: not a valid graph */
+    }
+    free(in);
+    free(outl);
+    if (st != HINT_SUCCESS) {
+        neighbor_staged_matches_free(sm);
+        return st;
+    }
+    sm->maxd = m;
+    *out = sm;
+    return HINT_SUCCESS;
+}
+
 static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_plan **out)
 {
     int P = g->size, m, *in = NULL, *outl = NULL;
@@ -116,17 +163,7 @@ static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_p
             int s = in[(size_t)r * (size_t)m + (size_t)i];
             if (s < 0)
                 continue;
-            const int *sd = &outl[(size_t)s * (size_t)m];
-            int j = -1;
-            /* the n-th slot from s at r takes s's n-th send to r */
-            int nth = 0;
-            for (int k = 0; k < i; k++)
-                nth += in[(size_t)r * (size_t)m + (size_t)k] == s;
-            for (int k = 0, seen = 0; k < m && j < 0; k++) {
-                int jj = l->cart ? k ^ 1 : k;
-                if (jj < m && sd[jj] == r && seen++ == nth)
-                    j = jj;
-            }
+            int j = match_slot(in, outl, m, l->cart, r, i);
             if (j < 0) {
                 st = HINT_ERR_TOPOLOGY; /* r lists s more often than s lists r: not a valid graph */
                 break;

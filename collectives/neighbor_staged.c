@@ -1,7 +1,8 @@
 /*
- * neighbor_allgather staged — small blocks through the staging areas (collectives/staging.c),
- * no barrier: every rank stages its block (in its call's head up to 2 KiB, an area beyond) and
- * posts the call's number; then it waits for its in-neighbours' posts only, one by one, and
+ * neighbor_allgather and neighbor_alltoall staged — small blocks through the staging areas
+ * (collectives/staging.c), no barrier: every rank stages its block (alltoall: its blocks, one
+ * per out-slot, a->block apart; in its call's head up to 2 KiB, an area beyond) and posts the
+ * call's number; then it waits for its in-neighbours' posts only, one by one, and
  * copies each one's block into its slot. A rank never waits for its out-neighbours (they read
  * its head whenever they come: the ring of heads keeps it until every member has started a
  * later call), and a rank with no in-neighbour never waits at all, where morton's two barriers
@@ -11,7 +12,11 @@
  * once into the sender's head, once out by each reader, one line written per call and read per
  * in-neighbour.
  *
- * Every rank passes the same block size (neighbor_allgather's one count), so every rank takes
+ * alltoall: in-slot i reads the block of the sender's out-slot it meets as neighbor_naive's
+ * messages match (neighbor_staged_matches, in neighbor_morton.c: one exchange of the lists on the
+ * first call, kept with the group); every rank stages room for the group's largest degree, so
+ * head or area is the same choice everywhere, and beyond an area every rank runs naive.
+ * Every rank passes the same block size (the operations' one count), so every rank takes
  * the same choice by size and stages the call (a rank without neighbours too: the call numbers
  * of the group's staged operations stay in step). A derived side is packed into the head and
  * unpacked out of it per block (dt_copy_typed). Self loops read the rank's own head; repeated
@@ -22,12 +27,13 @@
 #include <string.h>
 
 #include "collectives/algs.h"
+#include "collectives/neighbor.h"
 #include "datatype/datatype.h"
 #include "topology/vtopo.h"
 
 bool neighbor_staged_ok(const struct coll_args *a)
 {
-    if (a->op_id != COLL_NEIGHBOR_ALLGATHER)
+    if (a->op_id != COLL_NEIGHBOR_ALLGATHER && a->op_id != COLL_NEIGHBOR_ALLTOALL)
         return false;
     return (a->g != NULL && a->size == 1) || allreduce_staged_ok(a);
 }
@@ -55,41 +61,85 @@ static void unpack_side(const char *bytes, size_t n, char *buf, const struct col
         dt_copy_typed(bytes, n, HINT_BYTE, buf, l->count, l->type, &done);
 }
 
-/* One rank alone: every in-slot is a self loop (or HINT_PROC_NULL). */
-static int staged_self(struct coll_args *a, const struct vtopo_lists *l, size_t sbytes, size_t rbytes)
+static char *recv_slot(const struct coll_args *a, int i)
 {
+    return a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent;
+}
+
+/* One rank alone: every in-slot is a self loop (or HINT_PROC_NULL), read from a packed copy of
+   the send side (the buffers may overlap). */
+static int staged_self(struct coll_args *a, const struct vtopo_lists *l, const struct staged_matches *m,
+                       size_t sbytes, size_t rbytes)
+{
+    int nblocks = m ? l->outdegree : 1;
     char *tmp = NULL;
     int st;
-    CHECK_GOTO(coll_scratch(sbytes, (void **)&tmp), out);
-    pack_side(a->sbuf, &a->sl, tmp, sbytes);
+    CHECK_GOTO(coll_scratch((size_t)nblocks * sbytes, (void **)&tmp), out);
+    for (int k = 0; k < nblocks && sbytes > 0; k++)
+        pack_side(a->sbuf + (ptrdiff_t)k * (ptrdiff_t)a->sl.count * a->sl.extent, &a->sl, tmp + (size_t)k * sbytes,
+                  sbytes);
     for (int i = 0; i < l->indegree; i++)
         if (l->sources[i] != HINT_PROC_NULL)
-            unpack_side(tmp, rbytes < sbytes ? rbytes : sbytes, a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent, &a->rl);
+            unpack_side(tmp + (m ? (size_t)m->from_slot[i] * sbytes : 0), rbytes < sbytes ? rbytes : sbytes,
+                        recv_slot(a, i), &a->rl);
 out:
     free(tmp);
+    return st;
+}
+
+/* Where in-slot i's block comes from in its sender's staged bytes: allgather, the one block;
+   alltoall, the sender's out-slot the slot meets, blocks a->block apart. */
+static size_t from_offset(const struct coll_args *a, const struct staged_matches *m, int i)
+{
+    return m ? (size_t)m->from_slot[i] * a->block : 0;
+}
+
+/* alltoall's matches, made on the first call (collective: every rank stages alike). */
+static int matches_of(struct coll_args *a, const struct vtopo_lists *l, struct staged_matches **out)
+{
+    *out = NULL;
+    if (a->op_id != COLL_NEIGHBOR_ALLTOALL)
+        return HINT_SUCCESS;
+    struct neighbor_cache *c = neighbor_cache_of(a->g);
+    if (c == NULL)
+        return HINT_ERR_NOMEM;
+    int st = c->staged ? HINT_SUCCESS : neighbor_staged_matches(a->g, l, &c->staged);
+    *out = c->staged;
     return st;
 }
 
 int neighbor_staged(struct coll_args *a)
 {
     struct vtopo_lists l;
+    struct staged_matches *m;
     int st = vtopo_lists(a->g, &l);
+    if (st == HINT_SUCCESS)
+        st = matches_of(a, &l, &m);
     if (st != HINT_SUCCESS)
         return st;
     size_t sbytes = l.outdegree > 0 ? a->sl.count * dt_size(a->sl.type) : 0;
     size_t rbytes = a->rl.count * dt_size(a->rl.type);
+    int nblocks = m ? l.outdegree : 1;
+    /* what each rank stages: one block, or (alltoall) as many as the largest out-degree, the
+       same on every rank, so is the choice of head or area */
+    size_t staged = m ? (size_t)m->maxd * a->block : a->block;
+    if (a->size > 1 && staged > (size_t)a->size * coll_stage_block(a->size)) {
+        coll_record(a->op_id, "naive"); /* every rank finds the same */
+        return neighbor_naive(a);
+    }
     if (a->size == 1)
-        return staged_self(a, &l, sbytes, rbytes);
-    char *mine = coll_stage_begin(a, a->block); /* a->block: the same on every rank, so is the head/area choice */
+        return staged_self(a, &l, m, sbytes, rbytes);
+    char *mine = coll_stage_begin(a, staged);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
-    pack_side(a->sbuf, &a->sl, mine, sbytes);
+    for (int k = 0; k < nblocks && sbytes > 0; k++)
+        pack_side(a->sbuf + (ptrdiff_t)k * (ptrdiff_t)a->sl.count * a->sl.extent, &a->sl, mine + (size_t)k * a->block,
+                  sbytes);
     coll_stage_post(a);
     if ((st = coll_stage_wait_list(a, l.sources, l.indegree)) != HINT_SUCCESS)
         return st;
     for (int i = 0; i < l.indegree; i++)
         if (l.sources[i] != HINT_PROC_NULL)
-            unpack_side(coll_stage_half(a, l.sources[i]), rbytes,
-                        a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent, &a->rl);
+            unpack_side(coll_stage_half(a, l.sources[i]) + from_offset(a, m, i), rbytes, recv_slot(a, i), &a->rl);
     return HINT_SUCCESS;
 }

@@ -218,8 +218,8 @@ static const struct coll_alg neighbor_algs[] = {
                                    "equal segments of the compact Z curve over the topology's edges",
                                    neighbor_morton_ok, neighbor_morton),
     [NEIGHBOR_STAGED] = NODE_TYPED("staged",
-                                   "neighbor_allgather: each rank stages its block in its head on the shared heap "
-                                   "and reads its in-neighbours' heads, no barrier",
+                                   "neighbor_allgather and neighbor_alltoall: each rank stages its blocks in its "
+                                   "head on the shared heap and reads its in-neighbours' heads, no barrier",
                                    neighbor_staged_ok, neighbor_staged),
 };
 

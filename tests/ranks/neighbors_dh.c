@@ -17,7 +17,8 @@
  * naive); with --nodes (ranks on several nodes) forcing it must return HINT_ERR_UNSUPPORTED.
  * Carts (periodic or not, 1-D to 3-D) too. neighbor_allgather staged (forced) against the same
  * expectation at 0 B (trivial), in a head (4, 20 B), in an area (4000 B), with a strided receive
- * side on every rank or on rank 0 only; forced on neighbor_alltoall it returns
+ * side on every rank or on rank 0 only; neighbor_alltoall staged against naive's result (0, 5,
+ * 300 ints, and 3 with a strided receive side on rank 0); forced on neighbor_alltoallv it returns
  * HINT_ERR_UNSUPPORTED, as across nodes. Forcing distance_halving on neighbor_alltoall(v)
  * returns HINT_ERR_UNSUPPORTED; hint_graph_create's argument errors fail on every rank.
  * neighbor_allgatherv with naive, distance_halving and morton: counts differing per origin (some
@@ -432,6 +433,54 @@ static void run_alltoall_morton(hint_group gr, size_t n, int heap)
     where[base] = 0;
 }
 
+/* neighbor_alltoall staged against naive's result, with the receive side strided (a vector of
+   n ints, stride 2) on rank 0 only when strided; buffers from malloc or the stack alike (staged
+   copies through its own heads). hint_coll_last: trivial at 0, staged at a few ints, staged or
+   (the group's largest degree of blocks beyond an area) naive at more. */
+static void run_alltoall_staged(hint_group gr, size_t n, int strided)
+{
+    int nin, nout;
+    RC_OK(hint_neighbors_count(gr, &nin, &nout));
+    size_t base = strlen(where), per = strided && rc_rank == 0 ? 2 * n : n;
+    snprintf(where + base, sizeof where - base, " alltoall staged n=%zu%s", n, strided ? " strided" : "");
+    int *s = malloc((size_t)nout * n * sizeof(int) + 1), *want = malloc((size_t)nin * n * sizeof(int) + 1);
+    int *r = malloc((size_t)nin * per * sizeof(int) + 1);
+    for (size_t e = 0; e < (size_t)nout * n; e++)
+        s[e] = val(rc_rank, e) + 7 * (int)(e / (n ? n : 1)); /* each out-slot's block differs */
+    for (size_t e = 0; e < (size_t)nin * n; e++)
+        want[e] = -7;
+    for (size_t e = 0; e < (size_t)nin * per; e++)
+        r[e] = -7;
+    hint_type vt = HINT_INT;
+    if (per != n && n > 0) {
+        hint_type v;
+        RC_OK(hint_type_vector(n, 1, 2, HINT_INT, &v));
+        RC_OK(hint_type_resized(v, 0, (ptrdiff_t)(2 * n * sizeof(int)), &vt));
+        RC_OK(hint_type_free(&v));
+        RC_OK(hint_type_commit(&vt));
+    }
+    RC_OK(hint_coll_set("neighbor_alltoall", "naive"));
+    RC_OK(hint_neighbor_alltoall(s, n, HINT_INT, want, n, HINT_INT, gr));
+    RC_OK(hint_coll_set("neighbor_alltoall", "staged"));
+    RC_OK(hint_neighbor_alltoall(s, n, HINT_INT, r, vt == HINT_INT ? n : 1, vt, gr));
+    for (size_t e = 0; e < (size_t)nin * per; e++) {
+        int w = per == n ? want[e] : e % 2 ? -7 : want[(e / (2 * n)) * n + (e % (2 * n)) / 2];
+        if (r[e] != w)
+            FAIL("element %zu: %d, naive gave %d", e, r[e], w);
+    }
+    const char *last = NULL;
+    RC_OK(hint_coll_last("neighbor_alltoall", &last));
+    if (last == NULL || (strcmp(last, n == 0 ? "trivial" : "staged") != 0 && !(n > 100 && strcmp(last, "naive") == 0)))
+        FAIL("ran %s", last ? last : "(none)");
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    if (vt != HINT_INT)
+        RC_OK(hint_type_free(&vt));
+    free(s);
+    free(r);
+    free(want);
+    where[base] = 0;
+}
+
 static void check_group(hint_group gr, const int *in, int nin, int quick)
 {
     static const size_t sizes[] = {0, 1, 5, 1000};
@@ -451,6 +500,11 @@ static void check_group(hint_group gr, const int *in, int nin, int quick)
                 run_allgather(gr, "staged", sizes[k], 0, in, nin);
         run_allgather(gr, "staged", 3, 1, in, nin);
         run_allgather(gr, "staged", 3, rc_rank == 0, in, nin);
+        run_alltoall_staged(gr, 0, 0);
+        run_alltoall_staged(gr, 5, 0);
+        run_alltoall_staged(gr, 3, 1);
+        if (!quick)
+            run_alltoall_staged(gr, 300, 0);
         run_allgather(gr, "morton", 3, 1, in, nin);
         some_strided = 1; /* only rank 0's side is derived: all must still agree on naive */
         run_allgather(gr, "morton", 3, rc_rank == 0, in, nin);
@@ -569,10 +623,10 @@ static void errors(void)
     RC_OK(hint_coll_set("neighbor_alltoall", "distance_halving"));
     RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
     RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
-    /* staged is neighbor_allgather's alone, and needs one node */
-    RC_OK(hint_coll_set("neighbor_alltoall", "staged"));
-    RC_EXPECT(hint_neighbor_alltoall(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
-    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    /* staged: not for the v variants, and needs one node */
+    RC_OK(hint_coll_set("neighbor_alltoallv", "staged"));
+    RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), HINT_ERR_UNSUPPORTED);
+    RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
     RC_OK(hint_coll_set("neighbor_allgather", "staged"));
     RC_EXPECT(hint_neighbor_allgather(buf, 1, HINT_INT, buf + nout + 1, 1, HINT_INT, gr),
               spans_nodes ? HINT_ERR_UNSUPPORTED : HINT_SUCCESS);
