@@ -337,12 +337,13 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
        they run that far ahead. */
     uint64_t ahead = s->compact ? (uint64_t)s->heads - 1 : STAGE_AREAS - 1;
     if (s->seen + ahead < e) {
-        /* Members within half the ring (all of them, usually, where every rank waits for others:
-           the neighbourhood operations) spare the next ahead / 2 calls this pass over every
-           member's line; else the wait needed, and no such try for ahead / 2 calls (a rooted
-           operation's non-root that runs far ahead would fail it every call). */
+        /* In the deep ring (oversubscribed), members within half of it (all of them, usually,
+           where every rank waits for others: the neighbourhood operations) spare the next
+           ahead / 2 calls this pass over every member's line; else the wait needed, and no such
+           try for ahead / 2 calls (a rooted operation's non-root that runs far ahead would fail
+           it every call). The shallow ring's calls are as before. */
         struct flags_wait near = {s, 0, a->size, e - ahead / 2, false};
-        if (ahead > 1 && e >= s->near_after && all_staged(&near)) {
+        if (ahead > STAGE_AREAS && e >= s->near_after && all_staged(&near)) {
             s->seen = e - ahead / 2;
         } else {
             (void)wait_flags(a, 0, a->size, e - ahead); /* a member without areas reads nothing */
