@@ -400,12 +400,19 @@ static int block_pair(const struct coll_args *a, bool send_significant, size_t s
 {
     size_t sb = 0, rb = 0;
     int st;
-    if (send_significant && (st = block_bytes(sc, stype, &sb)) != HINT_SUCCESS)
-        return st;
-    if (recv_significant && (st = block_bytes(rc, rtype, &rb)) != HINT_SUCCESS)
-        return st;
-    if (send_significant && recv_significant && (sb != rb || !kinds_match(stype, rtype)))
-        return HINT_ERR_TYPE; /* the type signatures of a block differ */
+    if (send_significant && recv_significant && stype == rtype && sc == rc) {
+        /* the usual call: one type and count on both sides, so one check, and the kinds match */
+        if ((st = block_bytes(sc, stype, &sb)) != HINT_SUCCESS)
+            return st;
+        rb = sb;
+    } else {
+        if (send_significant && (st = block_bytes(sc, stype, &sb)) != HINT_SUCCESS)
+            return st;
+        if (recv_significant && (st = block_bytes(rc, rtype, &rb)) != HINT_SUCCESS)
+            return st;
+        if (send_significant && recv_significant && (sb != rb || !kinds_match(stype, rtype)))
+            return HINT_ERR_TYPE; /* the type signatures of a block differ */
+    }
     if (rb != 0 && SIZE_MAX / rb < (size_t)a->size)
         return HINT_ERR_COUNT;
     *block = send_significant ? sb : rb;
