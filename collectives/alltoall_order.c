@@ -122,6 +122,17 @@ static struct order_cache *cache_of(hint_group g)
    reserves, a fresh 1 MiB (fallocate, ~0.3 ms) inside the call. */
 void coll_order_prepare(hint_group g) { (void)cache_of(g); }
 
+/* The pid the peers name in their CMA calls to this rank, published in every call: glibc keeps
+   no cache of getpid, so it was a system call per alltoall or allgather of the orders. A rank is
+   one process from hint_init on (a forked child runs no collective of its parent's job). */
+static int32_t own_pid(void)
+{
+    static int32_t pid;
+    if (pid == 0)
+        pid = (int32_t)getpid();
+    return pid;
+}
+
 /* This rank's tuples for the order, computed on first use and kept on the group. */
 static const struct order_tuple *coll_order_tuples(hint_group g, int kind)
 {
@@ -836,7 +847,7 @@ static int order_copy(struct coll_args *a, int kind, enum shape sh)
     int P = a->size, slot = coll_group_of(a->g)->slot;
     struct coll_shm_member *me = coll_shm_member(slot, a->rank);
     publish(a, sh, me);
-    me->pid = (int32_t)getpid();
+    me->pid = own_pid();
     if (kind < 0 && c->numa == NULL)
         me->socket = my_socket(a);
     int st = coll_heap_meet(a); /* publishes (release/acquire through the barrier) */
