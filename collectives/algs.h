@@ -27,6 +27,7 @@ int reduce_staged(struct coll_args *a);
 int reduce_heap(struct coll_args *a);
 bool gather_staged_ok(const struct coll_args *a);
 int gather_staged(struct coll_args *a);
+bool scatter_staged_ok(const struct coll_args *a);
 int scatter_staged(struct coll_args *a);
 int gather_heap(struct coll_args *a);
 int scatter_heap(struct coll_args *a);
@@ -88,6 +89,11 @@ static inline size_t coll_stage_block(int P)
     size_t b = P <= 8 ? 8192 : (size_t)65536 / (size_t)P;
     return b < 1024 ? 1024 : b & ~(size_t)63;
 }
+/* Bytes one rank stages for one call at most: an area, P blocks (P * 8 KiB up to 8 ranks, about
+   64 KiB beyond). allgather and gather stage one block per rank, so that block may fill the whole
+   area (issue 18 item 4: staged then reaches past 8 KiB, where the upper algorithms' extra
+   barrier made a step), with no memory beyond the area's. */
+static inline size_t coll_stage_area(int P) { return (size_t)P * coll_stage_block(P); }
 /* This rank's half for a new call, which will hold `bytes` bytes (at most P * coll_stage_block;
    every member passes the same for the same call); NULL when out of memory. */
 char *coll_stage_begin(struct coll_args *a, size_t bytes);

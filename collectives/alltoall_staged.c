@@ -3,7 +3,8 @@
  * each rank copies its P blocks into its staging area, publishes, waits for every rank's and
  * copies its block out of each rank's area. The send buffer is free once staged and the receive
  * buffer is only written by its owner, so no barrier. Needs the shared heap (staging areas every
- * rank can read), a collective slot, and blocks of at most coll_stage_block(P) bytes.
+ * rank can read), a collective slot, and blocks of at most coll_stage_block(P) bytes (allgather:
+ * coll_stage_area(P), its one block may fill the area).
  * Cost: 2 copies of P blocks per rank, 1 flag store and P flag loads; no message.
  * allgather staged is the same with one staged block per rank, which every rank copies out.
  * Derived datatypes cost nothing extra: staging packs from the sender's layout and copying out
@@ -11,7 +12,7 @@
  */
 #include "collectives/algs.h"
 
-bool allgather_staged_ok(const struct coll_args *a) { return alltoall_staged_ok(a); }
+bool allgather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_area(a->size); }
 
 bool alltoall_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
 

@@ -3,12 +3,16 @@
  * no barrier. gather: every rank stages its block and posts; the non-roots leave at once, the
  * root waits for all and copies the blocks out. scatter: the root stages the P blocks and posts
  * (and leaves); every other rank waits for the root's post and copies its block out.
- * Needs the shared heap, a collective slot and blocks of at most coll_stage_block(P) bytes.
+ * Needs the shared heap, a collective slot and blocks of at most coll_stage_area(P) bytes (gather:
+ * P * 8 KiB up to 8 ranks) or coll_stage_block(P) (scatter: 8 KiB).
  * Cost: 2 copies per block, one flag store per rank, the readers' flag loads.
  */
 #include "collectives/algs.h"
 
-bool gather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
+/* gather stages one block per rank, which may fill the rank's whole area; scatter's root stages
+   all P blocks, so each at most one area block. */
+bool gather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_area(a->size); }
+bool scatter_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
 
 int gather_staged(struct coll_args *a)
 {

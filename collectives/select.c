@@ -110,7 +110,7 @@ static const struct coll_alg scatter_algs[] = {
     [SCATTER_LINEAR] = ALG("linear", "root sends every rank its block", NULL, scatter_linear),
     [SCATTER_BINOMIAL] = ALG("binomial", "binomial tree, subtrees forwarded in one message", NULL, scatter_binomial),
     [SCATTER_STAGED] = NODE_ALG("staged", "small blocks staged by the root, every rank copies its own out; the root leaves at once",
-                        gather_staged_ok, scatter_staged),
+                        scatter_staged_ok, scatter_staged),
     [SCATTER_HEAP] = NODE_ALG("heap", "shared heap: every rank copies its block straight out of the root's buffer",
                          coll_heap_ok, scatter_heap),
 };

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "collectives/algs.h"
 #include "collectives/coll.h"
 #include "collectives/copy.h"
 #include "collectives/rules.h"
@@ -87,11 +88,47 @@ Test(select, switch_points_at_two_ranks)
         cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last), "staged", "%s", coll_tables[sw[i].op].op);
         cr_expect_str_eq(coll_default_name(sw[i].op, 2, sw[i].last + 1), sw[i].upper, "%s", coll_tables[sw[i].op].op);
     }
-    /* from 3 to 8 ranks: allreduce staged to 8 KiB, alltoall to 6 KiB */
+    /* from 3 to 8 ranks: allreduce staged to 8 KiB, alltoall to 6 KiB; gather and allgather to
+       24 KiB, past their 8 KiB staging block (one block per rank may fill the area: P * 8 KiB) */
     cr_expect_str_eq(coll_default_name(COLL_ALLREDUCE, 4, 8192), "staged");
     cr_expect_str_eq(coll_default_name(COLL_ALLREDUCE, 4, 8200), "heap");
     cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6144), "staged");
     cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6145), "hilbert");
+    for (int P = 3; P <= 8; P++) {
+        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 24576), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 24577), "linear", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_ALLGATHER, P, 24576), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_ALLGATHER, P, 24577), "morton", "P=%d", P);
+    }
+}
+
+/* How far the staged algorithms run (issue 18 item 4): gather and allgather stage one block per
+   rank, which may fill the rank's whole area (P * 8 KiB up to 8 ranks); scatter's root and
+   alltoall stage P blocks, each at most one area block (8 KiB up to 8 ranks). */
+Test(select, staged_reach)
+{
+    static const struct {
+        int op;
+        bool whole_area;
+    } ops[] = {{COLL_GATHER, true}, {COLL_ALLGATHER, true}, {COLL_SCATTER, false}, {COLL_ALLTOALL, false}};
+    int ps[] = {2, 3, 4, 5, 7, 8, 9, 16, 64};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        const struct coll_table *t = &coll_tables[ops[i].op];
+        const struct coll_alg *staged = NULL;
+        for (int k = 0; k < t->nalgs; k++)
+            if (!strcmp(t->algs[k].name, "staged"))
+                staged = &t->algs[k];
+        cr_assert(staged && staged->applicable, "%s", t->op);
+        for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+            size_t limit = ops[i].whole_area ? coll_stage_area(ps[j]) : coll_stage_block(ps[j]);
+            if (ps[j] <= 8)
+                cr_expect_eq(limit, ops[i].whole_area ? (size_t)ps[j] * 8192 : 8192, "%s P=%d", t->op, ps[j]);
+            struct coll_args a = {.op_id = ops[i].op, .size = ps[j], .block = limit};
+            cr_expect(staged->applicable(&a), "%s P=%d %zu B", t->op, ps[j], limit);
+            a.block = limit + 1;
+            cr_expect(!staged->applicable(&a), "%s P=%d %zu B", t->op, ps[j], limit + 1);
+        }
+    }
 }
 
 /* What the rules pick can run, and every table's first algorithm (the last resort) runs anywhere. */
