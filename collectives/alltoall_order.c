@@ -123,15 +123,14 @@ static struct order_cache *cache_of(hint_group g)
 void coll_order_prepare(hint_group g) { (void)cache_of(g); }
 
 /* The pid the peers name in their CMA calls to this rank, published in every call: glibc keeps
-   no cache of getpid, so it was a system call per alltoall or allgather of the orders. A rank is
-   one process from hint_init on (a forked child runs no collective of its parent's job). */
-static int32_t own_pid(void)
-{
-    static int32_t pid;
-    if (pid == 0)
-        pid = (int32_t)getpid();
-    return pid;
-}
+   no cache of getpid, so it was a system call per alltoall or allgather of the orders. Taken at
+   each hint_init (coll_setup), so that a process forked after one job and starting another
+   publishes its own. */
+static int32_t order_pid;
+
+void coll_order_setup(void) { order_pid = (int32_t)getpid(); }
+
+static int32_t own_pid(void) { return order_pid; }
 
 /* This rank's tuples for the order, computed on first use and kept on the group. */
 static const struct order_tuple *coll_order_tuples(hint_group g, int kind)

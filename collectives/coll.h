@@ -167,6 +167,8 @@ void order_stats_report(void);
 /* The copy orders' state on a group (alltoall_order.c), made now rather than in its first alltoall
    or allgather: for the world, in hint_init. */
 void coll_order_prepare(hint_group g);
+/* At hint_init (coll_setup): the pid the copy orders publish for their peers' CMA reads. */
+void coll_order_setup(void);
 
 /* ---- derived layouts (collectives/typed.c) ---- */
 static inline bool coll_has_layout(const struct coll_args *a) { return a->sl.type || a->rl.type; }

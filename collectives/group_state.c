@@ -186,6 +186,7 @@ int coll_setup(void)
     /* The copy orders' threshold (L2 / ranks) reads five sysfs files, 20 system calls: here
        rather than in the first alltoall or allgather of 2 KiB and up (issue 18, first calls). */
     (void)copy_l2_bytes();
+    coll_order_setup();
     /* The defaults' per-operation shape caches (rules.c) are 3 pages of .bss, each first written
        by the first call of some operation, and the rows their rules are built in (rules.h) a few
        more: mapped here instead, as the world's slot above. */

@@ -124,18 +124,31 @@ void neighbor_staged_matches_free(struct staged_matches *m)
     free(m);
 }
 
+/* Every rank checks every rank's slots (the lists are the same on all after the exchange), so an
+   invalid graph fails on all ranks alike instead of leaving the others waiting for one that
+   returned. */
 int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out)
 {
     int m, *in = NULL, *outl = NULL;
+    struct staged_matches *sm = calloc(1, sizeof *sm);
+    if (sm != NULL)
+        sm->from_slot = malloc(((size_t)l->indegree + 1) * sizeof(int));
     int st = all_lists(g, l, &in, &outl, &m);
-    struct staged_matches *sm = st == HINT_SUCCESS ? calloc(1, sizeof *sm) : NULL;
-    if (st == HINT_SUCCESS && (sm == NULL || (sm->from_slot = malloc(((size_t)l->indegree + 1) * sizeof(int))) == NULL))
+    if (st == HINT_SUCCESS && (sm == NULL || sm->from_slot == NULL))
         st = HINT_ERR_NOMEM;
-    for (int i = 0; st == HINT_SUCCESS && i < l->indegree; i++) {
-        sm->from_slot[i] = l->sources[i] < 0 ? -1 : match_slot(in, outl, m, l->cart, g->rank, i);
-        if (l->sources[i] >= 0 && sm->from_slot[i] < 0)
-            st = HINT_ERR_TOPOLOGY; /* this rank lists s more often than s lists it: not a valid graph */
-    }
+    for (int r = 0; st == HINT_SUCCESS && r < g->size; r++)
+        for (int i = 0; st == HINT_SUCCESS && i < m; i++) {
+            if (in[(size_t)r * (size_t)m + (size_t)i] < 0)
+                continue;
+            int j = match_slot(in, outl, m, l->cart, r, i);
+            if (j < 0)
+                st = HINT_ERR_TOPOLOGY; /* r lists s more often than s lists r: not a valid graph */
+            else if (r == g->rank)
+                sm->from_slot[i] = j;
+        }
+    for (int i = 0; st == HINT_SUCCESS && i < l->indegree; i++)
+        if (l->sources[i] < 0)
+            sm->from_slot[i] = -1;
     free(in);
     free(outl);
     if (st != HINT_SUCCESS) {

@@ -179,8 +179,12 @@ static int load_rules_file(const char *path)
     char *text = malloc(cap);
     for (size_t got; text && (got = fread(text + n, 1, cap - n - 1, f)) > 0;) {
         n += got;
-        if (n + 1 == cap)
-            text = realloc(text, cap *= 2);
+        if (n + 1 == cap) {
+            char *more = realloc(text, cap *= 2);
+            if (more == NULL)
+                free(text);
+            text = more;
+        }
     }
     fclose(f);
     if (text == NULL) {

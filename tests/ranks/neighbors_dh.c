@@ -604,6 +604,28 @@ static void mismatched_alltoallv(void)
     RC_OK(hint_group_free(&ring));
 }
 
+/* Adjacent lists that disagree (rank 0 lists 1 as a source, 1 does not list 0): neighbor_alltoall
+   staged and morton find no send for rank 0's slot and must refuse on every rank alike, so that no
+   rank returns while another waits (each checks every rank's slots, not only its own). */
+static void invalid_adjacent(void)
+{
+    if (P < 2 || spans_nodes)
+        return;
+    snprintf(where, sizeof where, "invalid adjacent lists");
+    int one = 1;
+    hint_group bad;
+    RC_OK(hint_graph_create_adjacent(HINT_WORLD, rc_rank == 0 ? 1 : 0, &one, 0, NULL, 0, &bad));
+    RC_OK(hint_group_set_errhandler(bad, HINT_ERRORS_RETURN));
+    int sbuf[2] = {0}, rbuf[2] = {0};
+    static const char *const algs[] = {"staged", "morton"};
+    for (int k = 0; k < 2; k++) {
+        RC_OK(hint_coll_set("neighbor_alltoall", algs[k]));
+        RC_EXPECT(hint_neighbor_alltoall(sbuf, 1, HINT_INT, rbuf, 1, HINT_INT, bad), HINT_ERR_TOPOLOGY);
+    }
+    RC_OK(hint_coll_set("neighbor_alltoall", "auto"));
+    RC_OK(hint_group_free(&bad));
+}
+
 static void errors(void)
 {
     snprintf(where, sizeof where, "errors");
@@ -642,6 +664,7 @@ static void errors(void)
     RC_EXPECT(hint_neighbor_alltoallv(buf, cnt, cnt, HINT_INT, buf, cnt, cnt, HINT_INT, gr), vmorton);
     RC_OK(hint_coll_set("neighbor_alltoallv", "auto"));
     mismatched_alltoallv();
+    invalid_adjacent();
     free(buf);
     free(cnt);
     free(g.src);

@@ -8,7 +8,8 @@
  * are done shows up as a wrong value. Run under hintrun.
  * `staged_mix nomem R N` (with HINT_TEST_STAGE_NOMEM=R:N): on a new group per operation, rank R
  * finds no room for its staging areas in its first N calls; every rank must return from each,
- * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work.
+ * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work;
+ * neighbor_allgather and neighbor_alltoall staged on a ring too (R and the ranks that list it fail).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -227,6 +228,42 @@ static void nomem(int bad, int fails, long *s, long *r)
         }
 }
 
+/* The neighbourhood operations, staged on a 1-D periodic cart (in-neighbours r-1 and r+1): a rank
+   waits only for its in-neighbours, so `bad` and the ranks that list it fail; the others finish.
+   Then 100 calls give the right blocks. */
+static void nomem_neighbors(int bad, int fails)
+{
+    int dims[1] = {P}, periods[1] = {1}, me = rc_rank;
+    int left = (me + P - 1) % P, right = (me + 1) % P;
+    int want_st = me == bad || left == bad || right == bad ? HINT_ERR_NOMEM : HINT_SUCCESS;
+    for (int op = 0; op < 2; op++) {
+        const char *name = op ? "neighbor_alltoall" : "neighbor_allgather";
+        RC_OK(hint_coll_set(name, "staged"));
+        hint_group cart;
+        RC_OK(hint_cart_create(HINT_WORLD, 1, dims, periods, 0, &cart));
+        RC_OK(hint_group_set_errhandler(cart, HINT_ERRORS_RETURN));
+        for (int k = 0; k < fails + 100; k++) {
+            long sb[2] = {val(me, left, k), val(me, right, k)}, rb[2] = {-1, -1};
+            int st = op ? hint_neighbor_alltoall(sb, 1, HINT_LONG, rb, 1, HINT_LONG, cart)
+                        : hint_neighbor_allgather(sb, 1, HINT_LONG, rb, 1, HINT_LONG, cart);
+            if (k < fails) {
+                if (st != want_st)
+                    RC_FAIL("%s call %d (rank %d without areas) returned %d (%s), expected %s", name, k, bad, st,
+                            hint_strerror(st), hint_strerror(want_st));
+                continue;
+            }
+            RC_OK(st);
+            /* a cart lists the rank at -1 first: allgather gets each one's first block, alltoall
+               left's block for its right neighbour (me) and right's for its left (me) */
+            long l = op ? val(left, me, k) : val(left, (left + P - 1) % P, k);
+            long r = op ? val(right, me, k) : val(right, (right + P - 1) % P, k);
+            if (rb[0] != l || rb[1] != r)
+                RC_FAIL("%s call %d after the failed ones: got %ld %ld, expected %ld %ld", name, k, rb[0], rb[1], l, r);
+        }
+        RC_OK(hint_group_free(&cart));
+    }
+}
+
 int main(int argc, char **argv)
 {
     RC_OK(hint_init(&argc, &argv));
@@ -240,6 +277,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
             RC_OK(hint_coll_set(ops[i], "staged"));
         nomem(atoi(argv[2]), atoi(argv[3]), s, r);
+        nomem_neighbors(atoi(argv[2]), atoi(argv[3]));
         free(s);
         free(r);
         RC_OK(hint_finalize());
