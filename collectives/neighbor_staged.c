@@ -66,6 +66,14 @@ static char *recv_slot(const struct coll_args *a, int i)
     return a->rbuf + (ptrdiff_t)i * (ptrdiff_t)a->rl.count * a->rl.extent;
 }
 
+/* The send side's first nblocks blocks of sbytes each, packed at dst, stride bytes apart. */
+static void pack_blocks(const struct coll_args *a, int nblocks, size_t sbytes, char *dst, size_t stride)
+{
+    for (int k = 0; k < nblocks && sbytes > 0; k++)
+        pack_side(a->sbuf + (ptrdiff_t)k * (ptrdiff_t)a->sl.count * a->sl.extent, &a->sl, dst + (size_t)k * stride,
+                  sbytes);
+}
+
 /* One rank alone: every in-slot is a self loop (or HINT_PROC_NULL), read from a packed copy of
    the send side (the buffers may overlap). */
 static int staged_self(struct coll_args *a, const struct vtopo_lists *l, const struct staged_matches *m,
@@ -75,9 +83,7 @@ static int staged_self(struct coll_args *a, const struct vtopo_lists *l, const s
     char *tmp = NULL;
     int st;
     CHECK_GOTO(coll_scratch((size_t)nblocks * sbytes, (void **)&tmp), out);
-    for (int k = 0; k < nblocks && sbytes > 0; k++)
-        pack_side(a->sbuf + (ptrdiff_t)k * (ptrdiff_t)a->sl.count * a->sl.extent, &a->sl, tmp + (size_t)k * sbytes,
-                  sbytes);
+    pack_blocks(a, nblocks, sbytes, tmp, sbytes);
     for (int i = 0; i < l->indegree; i++)
         if (l->sources[i] != HINT_PROC_NULL)
             unpack_side(tmp + (m ? (size_t)m->from_slot[i] * sbytes : 0), rbytes < sbytes ? rbytes : sbytes,
@@ -132,9 +138,7 @@ int neighbor_staged(struct coll_args *a)
     char *mine = coll_stage_begin(a, staged);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
-    for (int k = 0; k < nblocks && sbytes > 0; k++)
-        pack_side(a->sbuf + (ptrdiff_t)k * (ptrdiff_t)a->sl.count * a->sl.extent, &a->sl, mine + (size_t)k * a->block,
-                  sbytes);
+    pack_blocks(a, nblocks, sbytes, mine, a->block);
     coll_stage_post(a);
     if ((st = coll_stage_wait_list(a, l.sources, l.indegree)) != HINT_SUCCESS)
         return st;

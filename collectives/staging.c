@@ -267,15 +267,20 @@ static __attribute__((noinline)) bool missing_at(struct flags_wait *w, int p)
 /* Head e % STAGE_HEADS of a member holds e, e + STAGE_HEADS, ... in turn, and no member gets
    STAGE_HEADS calls ahead of another (coll_stage_begin), so a number >= e there means the member
    has staged call e, or has started it without areas. */
+static inline bool member_staged(struct flags_wait *w, int p)
+{
+    const char *areas = peer_areas(w->s, p);
+    if (areas != NULL)
+        return atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) >= w->epoch;
+    return missing_at(w, p);
+}
+
 static bool all_staged(void *arg)
 {
     struct flags_wait *w = arg;
-    for (int p = w->first; p < w->last; p++) {
-        const char *areas = peer_areas(w->s, p);
-        if ((areas == NULL || atomic_load_explicit(&head_of(w->s, areas, w->epoch)->epoch, memory_order_acquire) < w->epoch) &&
-            (areas != NULL || !missing_at(w, p)))
+    for (int p = w->first; p < w->last; p++)
+        if (!member_staged(w, p))
             return false;
-    }
     return true;
 }
 
@@ -293,11 +298,7 @@ static bool listed_staged(void *arg)
     struct list_wait *w = arg;
     for (; w->next < w->n; w->next++) {
         int p = w->members[w->next];
-        if (p < 0)
-            continue;
-        const char *areas = peer_areas(w->f.s, p);
-        if ((areas == NULL || atomic_load_explicit(&head_of(w->f.s, areas, w->f.epoch)->epoch, memory_order_acquire) < w->f.epoch) &&
-            (areas != NULL || !missing_at(&w->f, p)))
+        if (p >= 0 && !member_staged(&w->f, p))
             return false;
     }
     return true;
