@@ -126,9 +126,9 @@ static void hang_run(const char *mode, int np, int victim, int timeout, const ch
 static int names_a_rank_pid(const char *out, const char *before_pid)
 {
     for (const char *p = strstr(out, "rankpid="); p; p = strstr(p + 1, "rankpid=")) {
-        char want[128];
-        snprintf(want, sizeof want, "%s%d)", before_pid, atoi(p + 8));
-        if (strstr(out, want))
+        char want[256];
+        int n = snprintf(want, sizeof want, "%s%d)", before_pid, atoi(p + 8));
+        if (n > 0 && (size_t)n < sizeof want && strstr(out, want))
             return 1;
     }
     return 0;

@@ -272,8 +272,12 @@ Test(dims, like_mpi)
 
 /* Exhaustive reference: every non-increasing factorisation of m into k entries; the best is
    the smallest (largest - smallest), then the smallest largest. */
+#define DIMS_REF_MAX 5
 static void dims_ref(int m, int k, int i, int cap, int *cur, long long best[2])
 {
+    /* The bound lets GCC's -O3 -Warray-bounds see that cur[] stays inside its 5 entries. */
+    if (k < 1 || k > DIMS_REF_MAX || i > k)
+        return;
     if (i == k) {
         if (m != 1)
             return;
@@ -295,7 +299,7 @@ Test(dims, against_exhaustive_search)
 {
     srand(99);
     for (int iter = 0; iter < 300; iter++) {
-        int m = 1 + rand() % 2000, k = 1 + rand() % 5, d[5] = {0}, cur[5];
+        int m = 1 + rand() % 2000, k = 1 + rand() % DIMS_REF_MAX, d[DIMS_REF_MAX] = {0}, cur[DIMS_REF_MAX];
         long long best[2] = {-1, -1}, prod = 1;
         cr_assert_eq(hint_dims_create(m, k, d), HINT_SUCCESS);
         dims_ref(m, k, 0, m, cur, best);
