@@ -121,13 +121,38 @@ static void print_transports(void)
     printf("  libfabric provider: %s\n", prov ? prov : why);
 }
 
+/* Whether collectives/api.c takes its trivial path for such a call, so that what is printed
+   is what hint_coll_last would name. The v variants cannot know locally that every rank's
+   counts are 0, so only a group of one is trivial for them; a neighbourhood call copies along
+   its self loops even in a group of one, and only its empty blocks are trivial (the v
+   neighbourhood calls never are). */
+static bool call_is_trivial(int op, int P, size_t bytes)
+{
+    switch (op) {
+    case COLL_BARRIER:
+    case COLL_GATHERV:
+    case COLL_SCATTERV:
+    case COLL_ALLGATHERV:
+    case COLL_ALLTOALLV:
+    case COLL_ALLTOALLW:
+        return P == 1;
+    case COLL_NEIGHBOR_ALLGATHER:
+    case COLL_NEIGHBOR_ALLTOALL:
+        return bytes == 0;
+    case COLL_NEIGHBOR_ALLGATHERV:
+    case COLL_NEIGHBOR_ALLTOALLV:
+        return false;
+    default:
+        return P == 1 || bytes == 0;
+    }
+}
+
 static void print_defaults(int P, size_t bytes)
 {
     printf("Default choice for P=%d, %zu bytes per block (ranks on one node):\n", P, bytes);
     for (int op = 0; op < COLL_NOPS; op++)
-        printf("  %-22s %s\n", coll_tables[op].op, P == 1 || (bytes == 0 && op != COLL_BARRIER)
-                                                      ? "trivial"
-                                                      : coll_default_name(op, P, bytes));
+        printf("  %-22s %s\n", coll_tables[op].op,
+               call_is_trivial(op, P, bytes) ? "trivial" : coll_default_name(op, P, bytes));
 }
 
 /* A rule set's pick for P ranks on K nodes, as rules_pick makes it for a group of that shape
@@ -212,7 +237,7 @@ static void print_defaults_across(int P, int K, size_t bytes)
     printf("for P=%d on %d nodes (at most %d a node), %zu bytes per block:\n", P, K, (P + K - 1) / K, bytes);
     for (int op = 0; op < COLL_NOPS; op++)
         printf("  %-22s %s\n", coll_tables[op].op,
-               P == 1 || (bytes == 0 && op != COLL_BARRIER) ? "trivial" : default_across(op, P, K, bytes));
+               call_is_trivial(op, P, bytes) ? "trivial" : default_across(op, P, K, bytes));
 }
 
 int main(int argc, char **argv)
