@@ -67,6 +67,8 @@ struct order_cache {
     const struct dt_iov **lists;
     struct read_list *read; /* LISTS_KEPT per member: the lists read from it, by their number */
     int nread;              /* entries of read: LISTS_KEPT * P */
+    size_t read_bytes;      /* the capacity of all of read's lists, kept under read_max */
+    size_t read_max;        /* HINT_TEST_LISTS_KEPT_MAX: 64 MiB by default */
 };
 
 /* A peer's piece list read through CMA, kept for its later calls: a committed type's list never
@@ -112,6 +114,10 @@ static struct order_cache *cache_of(hint_group g)
         if (c == NULL)
             return NULL;
         c->mode = copy_mode_from_env();
+        /* What the kept piece lists may hold in all (64 MiB unless the test hook says), so that P
+           peers' types of millions of pieces do not pile up for the group's life: past it, lists
+           a call does not use are dropped first. A call may still read what it needs beyond it. */
+        c->read_max = rt_cfg_size("HINT_TEST_LISTS_KEPT_MAX");
         *o = (struct coll_owned){c, cache_free};
     }
     return o->p;
@@ -684,6 +690,29 @@ static int sides_reach(int slot, int P, unsigned *lists)
     return addr ? 1 + derived : 0;
 }
 
+/* Is kept list e one of this call's, c->lists[0 .. used)? */
+static bool list_in_use(const struct order_cache *c, const struct read_list *e, int used)
+{
+    for (int j = 0; j < used; j++)
+        if (c->lists[j] == e->iov)
+            return true;
+    return false;
+}
+
+/* Drops kept lists (not `into`, not one this call uses) until `more` bytes fit under
+   c->read_max or none is left to drop. */
+static void lists_make_room(struct order_cache *c, size_t more, const struct read_list *into, int used)
+{
+    for (int k = 0; k < c->nread && c->read_bytes + more > c->read_max; k++) {
+        struct read_list *e = &c->read[k];
+        if (e == into || e->iov == NULL || list_in_use(c, e, used))
+            continue;
+        c->read_bytes -= e->cap * sizeof *e->iov;
+        free(e->iov);
+        *e = (struct read_list){0};
+    }
+}
+
 /* Member p's list number `id` of n pieces at `there` in its process: from the lists kept from
    it, else read through CMA into an empty entry or the oldest list's (not `keep`, which this
    call uses already). NULL with *err set when the read fails or there is no memory for it. */
@@ -700,11 +729,13 @@ static const struct dt_iov *peer_list(struct order_cache *c, const struct coll_s
             into = &kept[k];
     into->id = 0;
     if (n > into->cap) {
+        lists_make_room(c, (n - into->cap) * sizeof *into->iov, into, 2 * p + 1);
         struct dt_iov *b = realloc(into->iov, n * sizeof *b);
         if (b == NULL) {
             *err = ENOMEM;
             return NULL;
         }
+        c->read_bytes += (n - into->cap) * sizeof *b;
         into->iov = b, into->cap = n;
     }
     size_t bytes = n * sizeof *there;

@@ -121,6 +121,10 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "test hook, STAGE:RANK: world rank RANK prints jobid=<id> and dies of SIGKILL in hint_init at STAGE "
                 "(segment: local rank 0 made the node segment, before the fence; attach: after mapping it; heap, "
                 "heap-attach: the same for the shared heap), for tests that nothing is left behind"},
+    {.name = "HINT_TEST_LISTS_KEPT_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
+     .meaning = "test hook: bytes of peers' piece lists read through CMA (derived types off the shared heap) that a "
+                "group's copy orders keep for later calls; past it the lists a call does not use are dropped and "
+                "read again when needed"},
     {.name = "HINT_TEST_STAGE_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "test hook, RANK[:N]: world rank RANK finds no room on the shared heap for its staging areas at its "
                 "first N tries (default 1) on each group, as with a full partition: its staged collectives fail with "

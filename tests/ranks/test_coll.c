@@ -345,12 +345,13 @@ ParameterizedTestParameters(coll, order_lists_kept)
     return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
 }
 
-ParameterizedTest(struct buffers_case *c, coll, order_lists_kept, .timeout = 300)
+static void order_lists_run(const struct buffers_case *c, const char *cap)
 {
     if (spans_nodes(c->np))
         cr_skip_test("the copy orders need one node");
     const char *argv[] = {job_build_path("tests/ranks/order_buffers"), "lists", NULL};
-    const char *const env[] = {"HINT_COLL_STATS=1", c->private_heap ? "HINT_HEAP=private" : NULL, NULL};
+    const char *const env[] = {"HINT_COLL_STATS=1", cap ? cap : "HINT_TEST_LISTS_KEPT_MAX=64M",
+                               c->private_heap ? "HINT_HEAP=private" : NULL, NULL};
     struct job_result res;
     cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
     cr_expect_eq(res.status, 0, "%d ranks:\n%s", c->np, res.output);
@@ -375,6 +376,24 @@ ParameterizedTest(struct buffers_case *c, coll, order_lists_kept, .timeout = 300
                      res.output);
     }
     free(res.output);
+}
+
+ParameterizedTest(struct buffers_case *c, coll, order_lists_kept, .timeout = 300)
+{
+    order_lists_run(c, NULL);
+}
+
+/* The kept lists' byte bound: below one list, those a call does not use are dropped and read
+   again (order_buffers lists says how many reads that makes); every result stays right. */
+ParameterizedTestParameters(coll, order_lists_capped)
+{
+    static struct buffers_case c[] = {{2, false, true}, {3, false, true}, {4, false, true}};
+    return cr_make_param_array(struct buffers_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct buffers_case *c, coll, order_lists_capped, .timeout = 300)
+{
+    order_lists_run(c, "HINT_TEST_LISTS_KEPT_MAX=1");
 }
 
 /* Heap partitions bound to their NUMA domains (issue 23; tests/ranks/heap_numa.c): two and four
