@@ -77,6 +77,19 @@ try:
 except OSError as e:
     check(False, "compare.md is readable", str(e))
 check("below 1 hint is faster" in md, "compare.md says how to read the ratio")
+# the floor beside the tables: hint-cacheline before and after the runs (two cores needed)
+if len(os.sched_getaffinity(0)) >= 2:
+    import re
+    floors = [float(x) for x in re.findall(r"([0-9.]+) ns (?:before|after) the runs", md)]
+    check(len(floors) == 2 and all(0 < f < 1e7 for f in floors),
+          "compare.md gives the cache-line floor before and after the runs", md[:1500])
+    cl = os.path.join(build, "bench", "hint-cacheline")
+    r = subprocess.run([cl, "--csv", "--trips", "1000", "--rounds", "3"], capture_output=True, text=True, timeout=60)
+    f = r.stdout.strip().split(",")
+    check(r.returncode == 0 and len(f) == 6 and f[:3] == ["cacheline", "0", "1"]
+          and 0 < float(f[4]) <= float(f[3]) <= float(f[5]), "hint-cacheline --csv: min <= median <= max", r.stdout)
+    r = subprocess.run([cl, "--cores", "1,1"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "different" in r.stderr, "hint-cacheline refuses one core twice", r.stderr)
 check("## alltoall, P=2" in md, "compare.md has the alltoall P=2 table")
 table = [l for l in md.splitlines() if l.startswith("| 8 |") or l.startswith("| 1024 |")]
 check(len(table) == 2, "compare.md has one row per size", "\n".join(table))
