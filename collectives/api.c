@@ -154,37 +154,51 @@ out:
    one place. It does what run() does for a trivial call: take the call's tag (all ranks take
    it, whichever path each took, so they stay in step) and record "trivial". It asks the
    registries without their reports (the general path then makes them once). Each of these calls
-   is a thin function: a test of its counts, then NAME_empty (the short path, which makes no call
-   and passes what it cannot finish to the general path) or NAME_checked (the general path), both
-   out of line, so that a call with data pays two instructions for the short path and the short
-   path none of the general one's frame (callgrind, 0-byte allgather at P=2: 275 instructions a
-   call before the short path, 150 with it inside the general function, 68 now). */
+   is a thin function: a test of its counts, then NAME_empty (the short path, inline: no call, no
+   frame, so a call with data still pays only the count test and a jump to NAME_checked, the
+   general path, out of line). NAME_empty knows a handle as live only when it is the one the
+   registry remembers (reg_hot, op_hot: the last group, type and op a short path found live, one
+   compare each); anything else goes to NAME_empty_cold, the same checks with the registries'
+   probes, which remembers what it found live and passes what it cannot finish to NAME_checked.
+   Callgrind, 0-byte allgather at P=2, instructions a call with the generated wrapper: 275 before
+   the short path, 150 with it inside the general function, 75 out of line, 45 now; bcast 60 ->
+   40, allreduce 98 -> 46. The neighbourhood calls of empty blocks (every member passes the same
+   block: docs/API.md) take the same kind of path (neighbor_empty): 275 -> 56. */
 
 /* Blocking, HINT_COLL_CHECK known to be off, a live group. */
-static inline bool empty_group_ok(hint_group g)
+static inline __attribute__((always_inline)) bool empty_live(enum reg_kind k, const void *p, bool probe)
 {
-    return rt_running() && nbc_req == NULL && coll_check_state == 0 && reg_live(REG_GROUP, g);
+    return probe ? reg_live_hot(k, p) : p == reg_hot[k];
+}
+
+static inline __attribute__((always_inline)) bool empty_group_ok(hint_group g, bool probe)
+{
+    return rt_running() && nbc_req == NULL && coll_check_state == 0 && empty_live(REG_GROUP, g, probe);
 }
 
 /* The registry alone: a predefined type missing from it (datatype.h's fallback) takes the general
    path, so that the short one makes no call and needs no stack frame. */
-static inline bool empty_type_ok(hint_type t) { return reg_live(REG_TYPE, t) && t->committed; }
+static inline __attribute__((always_inline)) bool empty_type_ok(hint_type t, bool probe)
+{
+    return empty_live(REG_TYPE, t, probe) && t->committed;
+}
 
 static inline bool empty_root_ok(hint_group g, int root) { return root >= 0 && root < g->size; }
 
-static inline bool empty_reduction_ok(hint_type t, hint_op op)
+static inline __attribute__((always_inline)) bool empty_reduction_ok(hint_type t, hint_op op, bool probe)
 {
-    return empty_type_ok(t) && op_check(op, dt_sig_basic(t)) == HINT_SUCCESS;
+    return empty_type_ok(t, probe) &&
+           (probe ? op_check_hot(op, dt_sig_basic(t)) : op == op_hot && dt_sig_basic(t) == op_hot_basic);
 }
 
 /* gather/scatter/allgather/alltoall: each side that counts has no elements, of a usable type, and
    with both counting their kinds match (block_pair's checks, for empty blocks). */
-static inline __attribute__((always_inline)) bool empty_pair_ok(bool s_counts, size_t sc, hint_type st_,
-                                                                bool r_counts, size_t rc, hint_type rt_)
+static inline __attribute__((always_inline)) bool empty_pair_ok(bool s_counts, size_t sc, hint_type st_, bool r_counts,
+                                                                size_t rc, hint_type rt_, bool probe)
 {
     if (s_counts && r_counts && st_ == rt_) /* one type: one lookup, and its kinds match */
-        return sc == 0 && rc == 0 && empty_type_ok(st_);
-    if ((s_counts && (sc != 0 || !empty_type_ok(st_))) || (r_counts && (rc != 0 || !empty_type_ok(rt_))))
+        return sc == 0 && rc == 0 && empty_type_ok(st_, probe);
+    if ((s_counts && (sc != 0 || !empty_type_ok(st_, probe))) || (r_counts && (rc != 0 || !empty_type_ok(rt_, probe))))
         return false;
     return !(s_counts && r_counts) || kinds_match(st_, rt_);
 }
@@ -237,11 +251,24 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int bcast_empty(void *buf, size_t count, hint_type t, int root, hint_group g)
+static int bcast_empty_cold(void *buf, size_t count, hint_type t, int root, hint_group g);
+static inline __attribute__((always_inline)) int bcast_empty_in(void *buf, size_t count, hint_type t, int root,
+                                                                hint_group g, bool probe)
 {
-    if (count == 0 && empty_group_ok(g) && empty_root_ok(g, root) && empty_type_ok(t) && buf != HINT_IN_PLACE)
+    if (count == 0 && empty_group_ok(g, probe) && empty_root_ok(g, root) && empty_type_ok(t, probe) &&
+        buf != HINT_IN_PLACE)
         return empty_done(COLL_BCAST, g);
-    return bcast_checked(buf, count, t, root, g);
+    return probe ? bcast_checked(buf, count, t, root, g) : bcast_empty_cold(buf, count, t, root, g);
+}
+
+static inline __attribute__((always_inline)) int bcast_empty(void *buf, size_t count, hint_type t, int root,
+                                                             hint_group g)
+{
+    return bcast_empty_in(buf, count, t, root, g, false);
+}
+static __attribute__((noinline)) int bcast_empty_cold(void *buf, size_t count, hint_type t, int root, hint_group g)
+{
+    return bcast_empty_in(buf, count, t, root, g, true);
 }
 
 int hint_bcast(void *buf, size_t count, hint_type t, int root, hint_group g)
@@ -296,13 +323,25 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int reduce_empty(const void *s, void *r, size_t count, hint_type t, hint_op op,
-                                                  int root, hint_group g)
+static int reduce_empty_cold(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g);
+static inline __attribute__((always_inline)) int reduce_empty_in(const void *s, void *r, size_t count, hint_type t,
+                                                                 hint_op op, int root, hint_group g, bool probe)
 {
-    if (count == 0 && empty_group_ok(g) && empty_root_ok(g, root) && empty_reduction_ok(t, op) &&
+    if (count == 0 && empty_group_ok(g, probe) && empty_root_ok(g, root) && empty_reduction_ok(t, op, probe) &&
         (s != HINT_IN_PLACE || g->rank == root))
         return empty_done(COLL_REDUCE, g);
-    return reduce_checked(s, r, count, t, op, root, g);
+    return probe ? reduce_checked(s, r, count, t, op, root, g) : reduce_empty_cold(s, r, count, t, op, root, g);
+}
+
+static inline __attribute__((always_inline)) int reduce_empty(const void *s, void *r, size_t count, hint_type t,
+                                                              hint_op op, int root, hint_group g)
+{
+    return reduce_empty_in(s, r, count, t, op, root, g, false);
+}
+static __attribute__((noinline)) int reduce_empty_cold(const void *s, void *r, size_t count, hint_type t, hint_op op,
+                                                       int root, hint_group g)
+{
+    return reduce_empty_in(s, r, count, t, op, root, g, true);
 }
 
 int hint_reduce(const void *s, void *r, size_t count, hint_type t, hint_op op, int root, hint_group g)
@@ -331,12 +370,24 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int allreduce_empty(const void *s, void *r, size_t count, hint_type t, hint_op op,
-                                                     hint_group g)
+static int allreduce_empty_cold(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g);
+static inline __attribute__((always_inline)) int allreduce_empty_in(const void *s, void *r, size_t count, hint_type t,
+                                                                    hint_op op, hint_group g, bool probe)
 {
-    if (count == 0 && empty_group_ok(g) && empty_reduction_ok(t, op) && r != HINT_IN_PLACE)
+    if (count == 0 && empty_group_ok(g, probe) && empty_reduction_ok(t, op, probe) && r != HINT_IN_PLACE)
         return empty_done(COLL_ALLREDUCE, g);
-    return allreduce_checked(s, r, count, t, op, g);
+    return probe ? allreduce_checked(s, r, count, t, op, g) : allreduce_empty_cold(s, r, count, t, op, g);
+}
+
+static inline __attribute__((always_inline)) int allreduce_empty(const void *s, void *r, size_t count, hint_type t,
+                                                                 hint_op op, hint_group g)
+{
+    return allreduce_empty_in(s, r, count, t, op, g, false);
+}
+static __attribute__((noinline)) int allreduce_empty_cold(const void *s, void *r, size_t count, hint_type t, hint_op op,
+                                                          hint_group g)
+{
+    return allreduce_empty_in(s, r, count, t, op, g, true);
 }
 
 int hint_allreduce(const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)
@@ -380,12 +431,26 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int reduce_scatter_block_empty(const void *s, void *r, size_t rcount, hint_type t,
-                                                                hint_op op, hint_group g)
+static int reduce_scatter_block_empty_cold(const void *s, void *r, size_t rcount, hint_type t, hint_op op,
+                                           hint_group g);
+static inline __attribute__((always_inline)) int
+reduce_scatter_block_empty_in(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g, bool probe)
 {
-    if (rcount == 0 && empty_group_ok(g) && empty_reduction_ok(t, op) && r != HINT_IN_PLACE)
+    if (rcount == 0 && empty_group_ok(g, probe) && empty_reduction_ok(t, op, probe) && r != HINT_IN_PLACE)
         return empty_done(COLL_REDUCE_SCATTER_BLOCK, g);
-    return reduce_scatter_block_checked(s, r, rcount, t, op, g);
+    return probe ? reduce_scatter_block_checked(s, r, rcount, t, op, g)
+                 : reduce_scatter_block_empty_cold(s, r, rcount, t, op, g);
+}
+
+static inline __attribute__((always_inline)) int reduce_scatter_block_empty(const void *s, void *r, size_t rcount,
+                                                                            hint_type t, hint_op op, hint_group g)
+{
+    return reduce_scatter_block_empty_in(s, r, rcount, t, op, g, false);
+}
+static __attribute__((noinline)) int reduce_scatter_block_empty_cold(const void *s, void *r, size_t rcount, hint_type t,
+                                                                     hint_op op, hint_group g)
+{
+    return reduce_scatter_block_empty_in(s, r, rcount, t, op, g, true);
 }
 
 int hint_reduce_scatter_block(const void *s, void *r, size_t rcount, hint_type t, hint_op op, hint_group g)
@@ -456,14 +521,28 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int gather_empty(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
-                                                  hint_type rt_, int root, hint_group g)
+static int gather_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root,
+                             hint_group g);
+static inline __attribute__((always_inline)) int gather_empty_in(const void *s, size_t sc, hint_type st_, void *r,
+                                                                 size_t rc, hint_type rt_, int root, hint_group g,
+                                                                 bool probe)
 {
-    if ((sc == 0 || rc == 0) && empty_group_ok(g) && empty_root_ok(g, root) &&
+    if ((sc == 0 || rc == 0) && empty_group_ok(g, probe) && empty_root_ok(g, root) &&
         (s != HINT_IN_PLACE || g->rank == root) &&
-        empty_pair_ok(s != HINT_IN_PLACE, sc, st_, g->rank == root, rc, rt_))
+        empty_pair_ok(s != HINT_IN_PLACE, sc, st_, g->rank == root, rc, rt_, probe))
         return empty_done(COLL_GATHER, g);
-    return gather_checked(s, sc, st_, r, rc, rt_, root, g);
+    return probe ? gather_checked(s, sc, st_, r, rc, rt_, root, g) : gather_empty_cold(s, sc, st_, r, rc, rt_, root, g);
+}
+
+static inline __attribute__((always_inline)) int gather_empty(const void *s, size_t sc, hint_type st_, void *r,
+                                                              size_t rc, hint_type rt_, int root, hint_group g)
+{
+    return gather_empty_in(s, sc, st_, r, rc, rt_, root, g, false);
+}
+static __attribute__((noinline)) int gather_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
+                                                       hint_type rt_, int root, hint_group g)
+{
+    return gather_empty_in(s, sc, st_, r, rc, rt_, root, g, true);
 }
 
 int hint_gather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
@@ -503,14 +582,29 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int scatter_empty(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
-                                                   hint_type rt_, int root, hint_group g)
+static int scatter_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root,
+                              hint_group g);
+static inline __attribute__((always_inline)) int scatter_empty_in(const void *s, size_t sc, hint_type st_, void *r,
+                                                                  size_t rc, hint_type rt_, int root, hint_group g,
+                                                                  bool probe)
 {
-    if ((sc == 0 || rc == 0) && empty_group_ok(g) && empty_root_ok(g, root) &&
+    if ((sc == 0 || rc == 0) && empty_group_ok(g, probe) && empty_root_ok(g, root) &&
         (r != HINT_IN_PLACE || g->rank == root) &&
-        empty_pair_ok(g->rank == root, sc, st_, r != HINT_IN_PLACE, rc, rt_))
+        empty_pair_ok(g->rank == root, sc, st_, r != HINT_IN_PLACE, rc, rt_, probe))
         return empty_done(COLL_SCATTER, g);
-    return scatter_checked(s, sc, st_, r, rc, rt_, root, g);
+    return probe ? scatter_checked(s, sc, st_, r, rc, rt_, root, g)
+                 : scatter_empty_cold(s, sc, st_, r, rc, rt_, root, g);
+}
+
+static inline __attribute__((always_inline)) int scatter_empty(const void *s, size_t sc, hint_type st_, void *r,
+                                                               size_t rc, hint_type rt_, int root, hint_group g)
+{
+    return scatter_empty_in(s, sc, st_, r, rc, rt_, root, g, false);
+}
+static __attribute__((noinline)) int scatter_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
+                                                        hint_type rt_, int root, hint_group g)
+{
+    return scatter_empty_in(s, sc, st_, r, rc, rt_, root, g, true);
 }
 
 int hint_scatter(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, int root, hint_group g)
@@ -547,12 +641,25 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int allgather_empty(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
-                                                     hint_type rt_, hint_group g)
+static int allgather_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                                hint_group g);
+static inline __attribute__((always_inline)) int allgather_empty_in(const void *s, size_t sc, hint_type st_, void *r,
+                                                                    size_t rc, hint_type rt_, hint_group g, bool probe)
 {
-    if (rc == 0 && empty_group_ok(g) && empty_pair_ok(s != HINT_IN_PLACE, sc, st_, true, rc, rt_))
+    if (rc == 0 && empty_group_ok(g, probe) && empty_pair_ok(s != HINT_IN_PLACE, sc, st_, true, rc, rt_, probe))
         return empty_done(COLL_ALLGATHER, g);
-    return allgather_checked(s, sc, st_, r, rc, rt_, g);
+    return probe ? allgather_checked(s, sc, st_, r, rc, rt_, g) : allgather_empty_cold(s, sc, st_, r, rc, rt_, g);
+}
+
+static inline __attribute__((always_inline)) int allgather_empty(const void *s, size_t sc, hint_type st_, void *r,
+                                                                 size_t rc, hint_type rt_, hint_group g)
+{
+    return allgather_empty_in(s, sc, st_, r, rc, rt_, g, false);
+}
+static __attribute__((noinline)) int allgather_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
+                                                          hint_type rt_, hint_group g)
+{
+    return allgather_empty_in(s, sc, st_, r, rc, rt_, g, true);
 }
 
 int hint_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
@@ -599,12 +706,25 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int alltoall_empty(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
-                                                    hint_type rt_, hint_group g)
+static int alltoall_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                               hint_group g);
+static inline __attribute__((always_inline)) int alltoall_empty_in(const void *s, size_t sc, hint_type st_, void *r,
+                                                                   size_t rc, hint_type rt_, hint_group g, bool probe)
 {
-    if (rc == 0 && empty_group_ok(g) && empty_pair_ok(s != HINT_IN_PLACE, sc, st_, true, rc, rt_))
+    if (rc == 0 && empty_group_ok(g, probe) && empty_pair_ok(s != HINT_IN_PLACE, sc, st_, true, rc, rt_, probe))
         return empty_done(COLL_ALLTOALL, g);
-    return alltoall_checked(s, sc, st_, r, rc, rt_, g);
+    return probe ? alltoall_checked(s, sc, st_, r, rc, rt_, g) : alltoall_empty_cold(s, sc, st_, r, rc, rt_, g);
+}
+
+static inline __attribute__((always_inline)) int alltoall_empty(const void *s, size_t sc, hint_type st_, void *r,
+                                                                size_t rc, hint_type rt_, hint_group g)
+{
+    return alltoall_empty_in(s, sc, st_, r, rc, rt_, g, false);
+}
+static __attribute__((noinline)) int alltoall_empty_cold(const void *s, size_t sc, hint_type st_, void *r, size_t rc,
+                                                         hint_type rt_, hint_group g)
+{
+    return alltoall_empty_in(s, sc, st_, r, rc, rt_, g, true);
 }
 
 int hint_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
@@ -883,8 +1003,8 @@ static bool any_count(int n, const size_t counts[])
 }
 
 /* neighbor_allgather and neighbor_alltoall: one block of sc elements per neighbour or one for all. */
-static int neighbor_blocks(int op_id, const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
-                           hint_group g)
+static __attribute__((noinline)) int neighbor_blocks(int op_id, const void *s, size_t sc, hint_type st_, void *r,
+                                                     size_t rc, hint_type rt_, hint_group g)
 {
     struct coll_args a;
     struct vtopo_lists l;
@@ -907,14 +1027,45 @@ out:
     return st;
 }
 
+/* Empty blocks on both sides (every member passes the same block: docs/API.md) finish as the
+   other empty calls do, after neighbor_blocks' checks: a group with a topology, usable types,
+   no HINT_IN_PLACE. */
+static int neighbor_empty_cold(int op_id, const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_,
+                               hint_group g);
+static inline __attribute__((always_inline)) int neighbor_empty_in(int op_id, const void *s, size_t sc, hint_type st_,
+                                                                   void *r, size_t rc, hint_type rt_, hint_group g,
+                                                                   bool probe)
+{
+    if (sc == 0 && rc == 0 && empty_group_ok(g, probe) && vtopo_key >= 0 && grp_part(g, vtopo_key) != NULL &&
+        empty_type_ok(st_, probe) && (rt_ == st_ || empty_type_ok(rt_, probe)) && s != HINT_IN_PLACE &&
+        r != HINT_IN_PLACE)
+        return empty_done(op_id, g);
+    return probe ? neighbor_blocks(op_id, s, sc, st_, r, rc, rt_, g)
+                 : neighbor_empty_cold(op_id, s, sc, st_, r, rc, rt_, g);
+}
+
+static inline __attribute__((always_inline)) int neighbor_empty(int op_id, const void *s, size_t sc, hint_type st_,
+                                                                void *r, size_t rc, hint_type rt_, hint_group g)
+{
+    return neighbor_empty_in(op_id, s, sc, st_, r, rc, rt_, g, false);
+}
+
+static __attribute__((noinline)) int neighbor_empty_cold(int op_id, const void *s, size_t sc, hint_type st_, void *r,
+                                                         size_t rc, hint_type rt_, hint_group g)
+{
+    return neighbor_empty_in(op_id, s, sc, st_, r, rc, rt_, g, true);
+}
+
 int hint_neighbor_allgather(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
-    return neighbor_blocks(COLL_NEIGHBOR_ALLGATHER, s, sc, st_, r, rc, rt_, g);
+    return (sc | rc) == 0 ? neighbor_empty(COLL_NEIGHBOR_ALLGATHER, s, sc, st_, r, rc, rt_, g)
+                          : neighbor_blocks(COLL_NEIGHBOR_ALLGATHER, s, sc, st_, r, rc, rt_, g);
 }
 
 int hint_neighbor_alltoall(const void *s, size_t sc, hint_type st_, void *r, size_t rc, hint_type rt_, hint_group g)
 {
-    return neighbor_blocks(COLL_NEIGHBOR_ALLTOALL, s, sc, st_, r, rc, rt_, g);
+    return (sc | rc) == 0 ? neighbor_empty(COLL_NEIGHBOR_ALLTOALL, s, sc, st_, r, rc, rt_, g)
+                          : neighbor_blocks(COLL_NEIGHBOR_ALLTOALL, s, sc, st_, r, rc, rt_, g);
 }
 
 int hint_neighbor_allgatherv(const void *s, size_t sc, hint_type st_, void *r, const size_t rcounts[],
@@ -1109,12 +1260,24 @@ out:
     return st;
 }
 
-static __attribute__((noinline)) int scan_empty(int op_id, const void *s, void *r, size_t count, hint_type t,
-                                                hint_op op, hint_group g)
+static int scan_empty_cold(int op_id, const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g);
+static inline __attribute__((always_inline)) int scan_empty_in(int op_id, const void *s, void *r, size_t count,
+                                                               hint_type t, hint_op op, hint_group g, bool probe)
 {
-    if (count == 0 && empty_group_ok(g) && empty_reduction_ok(t, op) && r != HINT_IN_PLACE)
+    if (count == 0 && empty_group_ok(g, probe) && empty_reduction_ok(t, op, probe) && r != HINT_IN_PLACE)
         return empty_done(op_id, g);
-    return scan_checked(op_id, s, r, count, t, op, g);
+    return probe ? scan_checked(op_id, s, r, count, t, op, g) : scan_empty_cold(op_id, s, r, count, t, op, g);
+}
+
+static inline __attribute__((always_inline)) int scan_empty(int op_id, const void *s, void *r, size_t count,
+                                                            hint_type t, hint_op op, hint_group g)
+{
+    return scan_empty_in(op_id, s, r, count, t, op, g, false);
+}
+static __attribute__((noinline)) int scan_empty_cold(int op_id, const void *s, void *r, size_t count, hint_type t,
+                                                     hint_op op, hint_group g)
+{
+    return scan_empty_in(op_id, s, r, count, t, op, g, true);
 }
 
 static int scan_call(int op_id, const void *s, void *r, size_t count, hint_type t, hint_op op, hint_group g)

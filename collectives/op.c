@@ -179,6 +179,9 @@ void op_destroy(hint_op op)
     free(op);
 }
 
+hint_op op_hot = HINT_OP_NULL;
+int op_hot_basic = INT32_MIN; /* no kind: a NULL op never matches */
+
 HINT_API int hint_op_free(hint_op *op)
 {
     if (op == NULL)
@@ -191,6 +194,8 @@ HINT_API int hint_op_free(hint_op *op)
     for (size_t i = 0; i < user_ops.n; i++)
         if (user_ops.v[i] == *op) {
             user_ops.v[i] = user_ops.v[--user_ops.n];
+            if (op_hot == *op)
+                op_hot = HINT_OP_NULL, op_hot_basic = INT32_MIN;
             if (op_free_deferred == NULL || !op_free_deferred(*op))
                 op_destroy(*op);
             *op = HINT_OP_NULL;

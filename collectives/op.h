@@ -30,6 +30,20 @@ struct hint_op_s {
 /* HINT_SUCCESS, HINT_ERR_OP for an op that is not live, or a predefined one that has no meaning
    for the kind. A user op goes with any kind (DT_NONE included). */
 int op_check(hint_op op, int basic);
+/* The last op and kind op_check_hot passed (a call's short path): the same pair again is one
+   compare each. hint_op_free of that op forgets it, so it only ever names a live op. */
+extern hint_op op_hot;
+extern int op_hot_basic;
+static inline bool op_check_hot(hint_op op, int basic)
+{
+    if (op == op_hot && basic == op_hot_basic)
+        return true;
+    if (op_check(op, basic) != HINT_SUCCESS)
+        return false;
+    op_hot = op;
+    op_hot_basic = basic;
+    return true;
+}
 /* Set by the nonblocking collectives (collectives/sched.c): true when calls in flight use the user
    op (or one of its bound copies); hint_op_free then takes it off the live list and leaves the
    memory to them, the last to complete calls op_destroy (MPI: freed once pending calls end). */

@@ -79,9 +79,13 @@ static bool reg_must_move(size_t i, size_t j, size_t home)
     return i <= j ? (home <= i || home > j) : (home <= i && home > j);
 }
 
+const void *reg_hot[REG_NKINDS] = {REG_HOT_NONE, REG_HOT_NONE, REG_HOT_NONE};
+
 void reg_remove(enum reg_kind k, const void *p)
 {
     struct reg_set *s = &reg_sets[k];
+    if (p == reg_hot[k])
+        reg_hot[k] = REG_HOT_NONE;
     if (p == NULL || s->count == 0)
         return;
     size_t i = reg_slot_of(s, p);

@@ -53,6 +53,22 @@ static inline bool reg_live(enum reg_kind k, const void *p)
     }
 }
 
+/* One live handle per kind that a call's short path (collectives/api.c's empty calls) found live
+   before: that handle is checked with one compare instead of a probe. reg_remove of that handle
+   puts back REG_HOT_NONE (an address no handle has), so the slot only ever holds a live handle. */
+extern const void *reg_hot[REG_NKINDS];
+#define REG_HOT_NONE ((const void *)reg_hot)
+
+static inline bool reg_live_hot(enum reg_kind k, const void *p)
+{
+    if (p == reg_hot[k])
+        return true;
+    if (!reg_live(k, p))
+        return false;
+    reg_hot[k] = p;
+    return true;
+}
+
 /* Mark p live (HINT_ERR_NOMEM when the table cannot grow). Adding a live p again is harmless. */
 int reg_add(enum reg_kind k, const void *p);
 /* Mark p no longer live; a p that is not live is left alone. */

@@ -47,7 +47,7 @@ static int vtopo_copy(hint_group from, hint_group to, void *p);
 
 /* The topology is a part of its group (runtime/group.h): freed with it, inherited by a dup. */
 static const struct grp_part_ops vtopo_part = {"virtual topology", NULL, vtopo_copy, vtopo_destroy};
-static int vtopo_key = -1;
+int vtopo_key = -1;
 
 int vtopo_setup(void)
 {

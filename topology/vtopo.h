@@ -20,6 +20,9 @@ struct vtopo_lists {
 
 /* HINT_SUCCESS and the lists of g's topology; HINT_ERR_TOPOLOGY when g has none. */
 int vtopo_lists(hint_group g, struct vtopo_lists *out);
+/* g's part key of its topology (runtime/group.h's grp_part: NULL when g has none), for a check
+   without a call (collectives/api.c's empty neighbourhood calls); -1 before vtopo_setup. */
+extern int vtopo_key;
 /* Registers the topology as a part of groups (runtime/group.h); hint_init, through the topology
    component of lib/components.c. */
 int vtopo_setup(void);

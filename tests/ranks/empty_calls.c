@@ -5,6 +5,10 @@
  *     says "trivial" and touches no buffer: buffers on a page that faults when touched, and a
  *     guarded buffer whose values must stay as they were;
  *   - bad arguments still return their codes at 0 bytes (group, type, op, root, in place, kinds);
+ *   - neighbor_allgather / neighbor_alltoall of empty blocks on a ring and a graph likewise, and
+ *     their codes (no topology, in place, bad type, freed group);
+ *   - a group, type or user op freed after an empty call named it is refused by the next one
+ *     (the short path remembers the last handles it found live: collectives/api.c);
  *   - ranks that reach the empty call by different paths (count 0, or a count of a 0-byte type)
  *     stay in step: a message-based bcast after many of them delivers the right data.
  */
@@ -180,6 +184,76 @@ static void empty_errors(void *s, void *r)
     RC_OK(hint_group_free(&eg));
 }
 
+/* Empty neighbourhood calls: every member passes the same (empty) block. */
+static void empty_neighbors(void *s, void *r)
+{
+    hint_group ring, graph;
+    int dims[1] = {P}, periods[1] = {1};
+    RC_OK(hint_cart_create(HINT_WORLD, 1, dims, periods, 0, &ring));
+    int nb[2] = {(rc_rank + P - 1) % P, (rc_rank + 1) % P};
+    RC_OK(hint_graph_create_adjacent(HINT_WORLD, 2, nb, 2, nb, 0, &graph));
+    for (int k = 0; k < 3; k++) {
+        hint_group g = k == 1 ? graph : ring;
+        RC_OK(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, g));
+        last_is_trivial("neighbor_allgather");
+        RC_OK(hint_neighbor_alltoall(s, 0, HINT_DOUBLE, r, 0, HINT_DOUBLE, g));
+        last_is_trivial("neighbor_alltoall");
+        RC_OK(hint_neighbor_alltoall(NULL, 0, HINT_BYTE, NULL, 0, HINT_INT, g));
+        last_is_trivial("neighbor_alltoall");
+    }
+    hint_request q[2];
+    RC_OK(hint_ineighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, ring, &q[0]));
+    RC_OK(hint_ineighbor_alltoall(s, 0, HINT_INT, r, 0, HINT_INT, graph, &q[1]));
+    RC_OK(hint_wait(&q[0], HINT_STATUS_IGNORE));
+    RC_OK(hint_wait(&q[1], HINT_STATUS_IGNORE));
+    RC_EXPECT(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, HINT_WORLD), HINT_ERR_TOPOLOGY);
+    RC_EXPECT(hint_neighbor_alltoall(s, 0, HINT_INT, r, 0, HINT_INT, HINT_WORLD), HINT_ERR_TOPOLOGY);
+    RC_EXPECT(hint_neighbor_allgather(HINT_IN_PLACE, 0, HINT_INT, r, 0, HINT_INT, ring), HINT_ERR_BUFFER);
+    RC_EXPECT(hint_neighbor_alltoall(s, 0, HINT_INT, HINT_IN_PLACE, 0, HINT_INT, graph), HINT_ERR_BUFFER);
+    RC_EXPECT(hint_neighbor_alltoall(s, 0, HINT_TYPE_NULL, r, 0, HINT_INT, ring), HINT_ERR_TYPE);
+    RC_EXPECT(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_TYPE_NULL, ring), HINT_ERR_TYPE);
+    RC_EXPECT(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, HINT_GROUP_NULL), HINT_ERR_GROUP);
+    hint_group stale = graph;
+    RC_OK(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, graph)); /* the last group named */
+    RC_OK(hint_group_free(&graph));
+    RC_EXPECT(hint_neighbor_allgather(s, 0, HINT_INT, r, 0, HINT_INT, stale), HINT_ERR_GROUP);
+    RC_EXPECT(hint_neighbor_alltoall(s, 0, HINT_INT, r, 0, HINT_INT, stale), HINT_ERR_GROUP);
+    RC_OK(hint_group_free(&ring));
+}
+
+/* A handle that an empty call named last, then freed: the next empty call refuses it. */
+static void freed_after_use(void *s, void *r)
+{
+    hint_group g;
+    hint_type t;
+    hint_op op;
+    RC_OK(hint_group_dup(HINT_WORLD, &g));
+    RC_OK(hint_type_contiguous(2, HINT_INT, &t));
+    RC_OK(hint_type_commit(&t));
+    RC_OK(hint_op_create(user_fn, 1, &op));
+    for (int k = 0; k < 2; k++) {
+        RC_OK(hint_bcast(r, 0, t, 0, g));
+        RC_OK(hint_allreduce(s, r, 0, t, op, g));
+        RC_OK(hint_alltoall(s, 0, t, r, 0, t, g));
+    }
+    hint_op stale_op = op;
+    RC_OK(hint_op_free(&op));
+    RC_EXPECT(hint_allreduce(s, r, 0, t, stale_op, g), HINT_ERR_OP);
+    RC_EXPECT(hint_reduce(s, r, 0, t, stale_op, 0, g), HINT_ERR_OP);
+    RC_OK(hint_allreduce(s, r, 0, t, HINT_SUM, g));
+    RC_OK(hint_bcast(r, 0, t, 0, g));
+    hint_type stale_type = t;
+    RC_OK(hint_type_free(&t));
+    RC_EXPECT(hint_bcast(r, 0, stale_type, 0, g), HINT_ERR_TYPE);
+    RC_EXPECT(hint_allgather(s, 0, stale_type, r, 0, stale_type, g), HINT_ERR_TYPE);
+    RC_OK(hint_bcast(r, 0, HINT_INT, 0, g));
+    hint_group stale = g;
+    RC_OK(hint_group_free(&g));
+    RC_EXPECT(hint_bcast(r, 0, HINT_INT, 0, stale), HINT_ERR_GROUP);
+    RC_EXPECT(hint_alltoall(s, 0, HINT_INT, r, 0, HINT_INT, stale), HINT_ERR_GROUP);
+    RC_OK(hint_bcast(r, 0, HINT_INT, 0, HINT_WORLD));
+}
+
 /* Even ranks call with count 0, odd ones with 3 elements of a 0-byte type (the general path's
    trivial call): both take the call's tag, so a message-based bcast afterwards still matches. */
 static void mixed_paths(void *s, void *r)
@@ -238,6 +312,9 @@ int main(int argc, char **argv)
     P = saved;
     RC_OK(hint_group_free(&sub));
     empty_errors(guard, guard);
+    guard_intact();
+    empty_neighbors(fault, fault);
+    freed_after_use(fault, fault);
     guard_intact();
     mixed_paths(guard, guard + 32);
     RC_OK(hint_barrier(HINT_WORLD));
