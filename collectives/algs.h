@@ -102,6 +102,10 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes);
 size_t coll_stage_stride(const struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */
 void coll_stage_post(struct coll_args *a);
+/* The same, waking only the members listed (group ranks, this rank and negative entries not
+   allowed): the ones that wait for this call's post (a neighbourhood call's out-neighbours).
+   Every member is woken when one waits in coll_stage_begin for a call this post may end. */
+void coll_stage_post_to(struct coll_args *a, const int *members, int n);
 /* Wait until member p (every member) has posted the call: HINT_ERR_MISMATCH when a member
    staged a call with another signature (then its blocks must not be read). */
 int coll_stage_wait(struct coll_args *a, int p);
@@ -113,6 +117,9 @@ int coll_stage_wait_list(struct coll_args *a, const int *members, int n);
 int coll_stage_publish(struct coll_args *a);
 /* Member p's half of the current call, readable once coll_stage_publish returned. */
 const char *coll_stage_half(const struct coll_args *a, int p);
+/* The same for many members in one call: member p's half is peers[p] + *off (the offset is the
+   same in every member's areas), for the members a wait of this call has included. */
+char *const *coll_stage_peers(const struct coll_args *a, size_t *off);
 bool alltoall_staged_ok(const struct coll_args *a);
 int alltoall_staged(struct coll_args *a);
 bool allgather_staged_ok(const struct coll_args *a);

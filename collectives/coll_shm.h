@@ -42,7 +42,10 @@ struct coll_shm_slot {
     _Atomic uint64_t cma_refused; /* copy orders (collectives/alltoall_order.c): 2 x the tag of the
                                   call whose CMA probe a member found refused, 2 x tag + 1 of one
                                   in which a CMA copy failed (read after a barrier) */
-    char pad0[COLL_CACHE_LINE - 32];
+    _Atomic uint32_t stage_ahead; /* staged collectives: members in coll_stage_begin's ahead wait
+                                  (then a post rings every member, not only its readers) */
+    uint32_t pad_ahead;
+    char pad0[COLL_CACHE_LINE - 40];
     _Atomic uint64_t arrive;   /* barrier: arrivals so far (all barriers of the group) */
     char pad1[COLL_CACHE_LINE - 8];
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */

@@ -17,10 +17,18 @@ struct staged_matches {
     int maxd;
     int *from_slot; /* per in-slot; -1 for HINT_PROC_NULL */
 };
+/* neighbor_allgather/alltoall staged: the lists of every call, made on the first one. */
+struct staged_plan {
+    struct vtopo_lists l; /* the topology's (its arrays live with the group) */
+    int nring, nwait;
+    int *ring; /* the distinct out-neighbours but this rank: the ones woken by its post */
+    int *wait; /* the distinct in-neighbours but this rank: the ones it waits for */
+};
 struct neighbor_cache {
     struct dh_pattern *dh;
     struct morton_plan *morton;
     struct staged_matches *staged;
+    struct staged_plan *plan;
 };
 /* The group's cache, made empty on first use; NULL when out of memory. */
 struct neighbor_cache *neighbor_cache_of(hint_group g);
@@ -28,5 +36,6 @@ void neighbor_morton_plan_free(struct morton_plan *m);
 /* This rank's matches (collective over g: every member calls it together); *out freed with free_matches. */
 int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out);
 void neighbor_staged_matches_free(struct staged_matches *m);
+void neighbor_staged_plan_free(struct staged_plan *p);
 
 #endif

@@ -704,6 +704,7 @@ static void cache_free(void *p)
         pattern_free(c->dh);
         neighbor_morton_plan_free(c->morton);
         neighbor_staged_matches_free(c->staged);
+        neighbor_staged_plan_free(c->plan);
     }
     free(c);
 }

@@ -2,8 +2,11 @@
  * neighbor_allgather and neighbor_alltoall staged — small blocks through the staging areas
  * (collectives/staging.c), no barrier: every rank stages its block (alltoall: its blocks, one
  * per out-slot, a->block apart; in its call's head up to 2 KiB, an area beyond) and posts the
- * call's number; then it waits for its in-neighbours' posts only, one by one, and
- * copies each one's block into its slot. A rank never waits for its out-neighbours (they read
+ * call's number, waking only its out-neighbours (the ranks that wait for it; every member while
+ * one waits in coll_stage_begin, see coll_stage_post_to); then it waits for its distinct
+ * in-neighbours' posts only, one by one, and copies each one's block into its slot. The lists
+ * (the topology's, and the distinct neighbours but this rank) are made on the first call and
+ * kept with the group, so a call reads no topology. A rank never waits for its out-neighbours (they read
  * its head whenever they come: the ring of heads keeps it until every member has started a
  * later call), and a rank with no in-neighbour never waits at all, where morton's two barriers
  * make every rank wait for the slowest member twice per call (1.5 sched_yields per call and
@@ -22,7 +25,9 @@
  * unpacked out of it per block (dt_copy_typed). Self loops read the rank's own head; repeated
  * in-neighbours are read once per slot; HINT_PROC_NULL slots are left alone.
  * Needs the shared heap and a collective slot (one rank alone: its blocks copied directly).
- * Cost: 1 copy in, indegree copies out, 1 line store, one line load per in-neighbour.
+ * Cost: 1 copy in, indegree copies out, 1 line store, one line load per in-neighbour, one
+ * sleeper check per out-neighbour (every member's before: 1370 -> 1200 instructions per call at
+ * P=8 and 1615 -> 1250 at P=16 on a 2-D cart, 8 B, bench/call-instructions.py).
  */
 #include <string.h>
 
@@ -100,32 +105,69 @@ static size_t from_offset(const struct coll_args *a, const struct staged_matches
     return m ? (size_t)m->from_slot[i] * a->block : 0;
 }
 
-/* alltoall's matches, made on the first call (collective: every rank stages alike). */
-static int matches_of(struct coll_args *a, const struct vtopo_lists *l, struct staged_matches **out)
+void neighbor_staged_plan_free(struct staged_plan *p)
 {
-    *out = NULL;
-    if (a->op_id != COLL_NEIGHBOR_ALLTOALL)
-        return HINT_SUCCESS;
+    if (p != NULL)
+        free(p->ring);
+    free(p);
+}
+
+/* The members of list[0 .. n-1] but HINT_PROC_NULL, `me` and repeats, into out; their count. */
+static int distinct(const int *list, int n, int me, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        bool seen = list[i] < 0 || list[i] == me;
+        for (int j = 0; j < k && !seen; j++)
+            seen = out[j] == list[i];
+        if (!seen)
+            out[k++] = list[i];
+    }
+    return k;
+}
+
+/* The group's plan (and, for alltoall, its matches: collective, every rank stages alike), made on
+   the first call. */
+static int plan_of(struct coll_args *a, struct staged_plan **pp, struct staged_matches **mp)
+{
     struct neighbor_cache *c = neighbor_cache_of(a->g);
     if (c == NULL)
         return HINT_ERR_NOMEM;
-    int st = c->staged ? HINT_SUCCESS : neighbor_staged_matches(a->g, l, &c->staged);
-    *out = c->staged;
+    if (c->plan == NULL) {
+        struct staged_plan *p = calloc(1, sizeof *p);
+        int st = p == NULL ? HINT_ERR_NOMEM : vtopo_lists(a->g, &p->l);
+        if (st == HINT_SUCCESS && (p->ring = malloc(((size_t)p->l.outdegree + (size_t)p->l.indegree + 1) *
+                                                    sizeof *p->ring)) == NULL)
+            st = HINT_ERR_NOMEM;
+        if (st != HINT_SUCCESS) {
+            neighbor_staged_plan_free(p);
+            return st;
+        }
+        p->nring = distinct(p->l.dests, p->l.outdegree, a->rank, p->ring);
+        p->wait = p->ring + p->nring;
+        p->nwait = distinct(p->l.sources, p->l.indegree, a->rank, p->wait);
+        c->plan = p;
+    }
+    *pp = c->plan;
+    *mp = NULL;
+    if (a->op_id != COLL_NEIGHBOR_ALLTOALL)
+        return HINT_SUCCESS;
+    int st = c->staged ? HINT_SUCCESS : neighbor_staged_matches(a->g, &c->plan->l, &c->staged);
+    *mp = c->staged;
     return st;
 }
 
 int neighbor_staged(struct coll_args *a)
 {
-    struct vtopo_lists l;
+    struct staged_plan *p;
     struct staged_matches *m;
-    int st = vtopo_lists(a->g, &l);
-    if (st == HINT_SUCCESS)
-        st = matches_of(a, &l, &m);
+    int st = plan_of(a, &p, &m);
     if (st != HINT_SUCCESS)
         return st;
-    size_t sbytes = l.outdegree > 0 ? a->sl.count * dt_size(a->sl.type) : 0;
+    const struct vtopo_lists *l = &p->l;
+    size_t sbytes = l->outdegree > 0 ? a->sl.count * dt_size(a->sl.type) : 0;
     size_t rbytes = a->rl.count * dt_size(a->rl.type);
-    int nblocks = m ? l.outdegree : 1;
+    int nblocks = m ? l->outdegree : 1;
     /* what each rank stages: one block, or (alltoall) as many as the largest out-degree, the
        same on every rank, so is the choice of head or area */
     size_t staged = m ? (size_t)m->maxd * a->block : a->block;
@@ -134,16 +176,25 @@ int neighbor_staged(struct coll_args *a)
         return neighbor_naive(a);
     }
     if (a->size == 1)
-        return staged_self(a, &l, m, sbytes, rbytes);
+        return staged_self(a, l, m, sbytes, rbytes);
     char *mine = coll_stage_begin(a, staged);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     pack_blocks(a, nblocks, sbytes, mine, a->block);
-    coll_stage_post(a);
-    if ((st = coll_stage_wait_list(a, l.sources, l.indegree)) != HINT_SUCCESS)
+    coll_stage_post_to(a, p->ring, p->nring); /* only the out-neighbours wait for this post */
+    if ((st = coll_stage_wait_list(a, p->wait, p->nwait)) != HINT_SUCCESS)
         return st;
-    for (int i = 0; i < l.indegree; i++)
-        if (l.sources[i] != HINT_PROC_NULL)
-            unpack_side(coll_stage_half(a, l.sources[i]) + from_offset(a, m, i), rbytes, recv_slot(a, i), &a->rl);
+    size_t off;
+    char *const *peer = coll_stage_peers(a, &off);
+    bool contig = dt_is_contig(a->rl.type);
+    for (int i = 0; i < l->indegree && rbytes > 0; i++) {
+        if (l->sources[i] == HINT_PROC_NULL)
+            continue;
+        const char *from = peer[l->sources[i]] + off + from_offset(a, m, i);
+        if (contig)
+            memcpy(recv_slot(a, i), from, rbytes);
+        else
+            unpack_side(from, rbytes, recv_slot(a, i), &a->rl);
+    }
     return HINT_SUCCESS;
 }

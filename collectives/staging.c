@@ -46,6 +46,7 @@
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/transport.h"
 
 /* Heads and block areas per rank: call e uses head e % STAGE_HEADS and, unless compact, area
    e % STAGE_AREAS, so a rank whose call does not wait for the others can run STAGE_HEADS - 1
@@ -347,7 +348,17 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
         if (ahead > STAGE_AREAS && e >= s->near_after && all_staged(&near)) {
             s->seen = e - ahead / 2;
         } else {
-            (void)wait_flags(a, 0, a->size, e - ahead); /* a member without areas reads nothing */
+            /* a member without areas reads nothing. A post may wake only its readers
+               (coll_stage_post_to): while this rank waits, the slot's count says "wake all"
+               (Dekker with the post: count, fence, poll; the post stores, fences, reads it). */
+            struct flags_wait w = {s, 0, a->size, e - ahead, false};
+            if (!all_staged(&w)) {
+                _Atomic uint32_t *waiting = &coll_shm_slot(s->slot)->stage_ahead;
+                atomic_fetch_add_explicit(waiting, 1, memory_order_seq_cst);
+                atomic_thread_fence(memory_order_seq_cst);
+                rt_wait_until(all_staged, &w);
+                atomic_fetch_sub_explicit(waiting, 1, memory_order_release);
+            }
             s->seen = e - ahead;
             s->near_after = e + ahead / 2;
         }
@@ -375,6 +386,19 @@ void coll_stage_post(struct coll_args *a)
     struct staging *s = coll_group_of(a->g)->stage.p;
     atomic_store_explicit(&head_of(s, s->area, s->epoch)->epoch, s->epoch, memory_order_release);
     coll_ring_members(a->g);
+}
+
+void coll_stage_post_to(struct coll_args *a, const int *members, int n)
+{
+    struct staging *s = coll_group_of(a->g)->stage.p;
+    atomic_store_explicit(&head_of(s, s->area, s->epoch)->epoch, s->epoch, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst); /* the number stored before the count is read */
+    if (atomic_load_explicit(&coll_shm_slot(s->slot)->stage_ahead, memory_order_relaxed) != 0) {
+        coll_ring_members(a->g);
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        rt_wake(a->g->world[members[k]]);
 }
 
 int coll_stage_wait(struct coll_args *a, int p)
@@ -418,4 +442,11 @@ const char *coll_stage_half(const struct coll_args *a, int p)
 {
     const struct staging *s = coll_group_of(a->g)->stage.p;
     return data_of(a, s, s->peer[p], s->epoch);
+}
+
+char *const *coll_stage_peers(const struct coll_args *a, size_t *off)
+{
+    const struct staging *s = coll_group_of(a->g)->stage.p;
+    *off = (size_t)(data_of(a, s, s->area, s->epoch) - s->area);
+    return s->peer;
 }

@@ -10,11 +10,13 @@
  * finds no room for its staging areas in its first N calls; every rank must return from each,
  * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work;
  * neighbor_allgather and neighbor_alltoall staged on a ring too (R and the ranks that list it fail).
+ * `staged_mix chain`: see chain() below.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hint.h"
 #include "tests/common/rankcheck.h"
@@ -264,8 +266,59 @@ static void nomem_neighbors(int bad, int fails)
     }
 }
 
+/* `staged_mix chain`: neighbor_allgather staged on the chain 0 -> 1 -> ... -> P-1. Rank 0 waits
+   for nobody and the last rank wakes nobody (no out-neighbours), so the ranks ahead of it wait for
+   its calls in coll_stage_begin only (the ring of heads is full); it sleeps 2 ms every 16th call,
+   and every wait not done at once sleeps (HINT_WAIT_YIELD_US=0). Its posts must wake them (the
+   slot's count of ahead waiters), not the 100 ms futex timeout: on rank 0 the second fastest of
+   8 blocks of 64 calls takes under 60 ms (measured at load 50: about 13 ms at 3, 5 and 8 ranks;
+   over 100 ms when the count is not read). At 2 ranks, which spin 50 us before sleeping, the loaded machine
+   alone made 30-250 ms with every member woken, so only the results are checked there. */
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void chain(void)
+{
+    enum { BLOCKS = 9, CALLS = 64 };
+    int me = rc_rank, left = me - 1, right = me + 1;
+    hint_group g;
+    RC_OK(hint_graph_create_adjacent(HINT_WORLD, me > 0, &left, right < P, &right, 0, &g));
+    RC_OK(hint_coll_set("neighbor_allgather", "staged"));
+    double t[BLOCKS];
+    long x = 0, y = -1;
+    for (int b = 0; b < BLOCKS; b++) {
+        double t0 = hint_wtime();
+        for (int k = 0; k < CALLS; k++) {
+            int call = b * CALLS + k;
+            if (me == P - 1 && k % 16 == 0 && b > 0) {
+                struct timespec ts = {0, 2 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            x = val(me, right, call);
+            RC_OK(hint_neighbor_allgather(&x, 1, HINT_LONG, &y, 1, HINT_LONG, g));
+            if (me > 0 && y != val(left, me, call))
+                RC_FAIL("chain call %d: %ld from rank %d, expected %ld", call, y, left, val(left, me, call));
+        }
+        t[b] = hint_wtime() - t0;
+    }
+    RC_OK(hint_group_free(&g));
+    qsort(t + 1, BLOCKS - 1, sizeof *t, cmp_double);
+    double low = t[2]; /* the second fastest of the blocks after the first: a load spike moves a few */
+    if (me == 0)
+        printf("chain: a block of %d calls %.1f ms (second fastest of %d; slowest %.1f)\n", CALLS, low * 1e3,
+               BLOCKS - 1, t[BLOCKS - 1] * 1e3);
+    if (me == 0 && P > 2 && low > 0.060)
+        RC_FAIL("chain: a block of %d calls took %.1f ms (second fastest): the sleeping rank's post woke nobody?",
+                CALLS, low * 1e3);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "chain") == 0)
+        setenv("HINT_WAIT_YIELD_US", "0", 1); /* every wait not done at once sleeps: a missed wake costs 100 ms */
     RC_OK(hint_init(&argc, &argv));
     RC_OK(hint_group_rank(HINT_WORLD, &rc_rank));
     RC_OK(hint_group_size(HINT_WORLD, &P));
@@ -283,6 +336,13 @@ int main(int argc, char **argv)
         RC_OK(hint_finalize());
         if (rc_rank == 0)
             printf("ok staged_mix nomem\n");
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "chain") == 0) {
+        chain();
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok staged_mix chain\n");
         return 0;
     }
     long *s = calloc((size_t)P, sizeof *s), *r = calloc((size_t)P, sizeof *r);

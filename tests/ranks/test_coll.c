@@ -550,6 +550,26 @@ ParameterizedTest(struct typed_case *c, coll, derived_types, .timeout = 900)
     free(res.output);
 }
 
+/* A neighbourhood post wakes only its out-neighbours, and every member while one waits for a call
+   in coll_stage_begin (tests/ranks/staged_mix.c chain). */
+ParameterizedTestParameters(coll, staged_chain)
+{
+    static int ps[] = {1, 2, 3, 5, 8};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, coll, staged_chain, .timeout = 300)
+{
+    if (spans_nodes(*np))
+        cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "chain", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
+    cr_expect(strstr(res.output, "ok staged_mix chain") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
+    free(res.output);
+}
+
 /* The staging areas under interleaved rooted and all-to-all operations (tests/ranks/staged_mix.c). */
 ParameterizedTestParameters(coll, staged_interleavings)
 {
