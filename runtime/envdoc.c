@@ -90,6 +90,13 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_OFI_EAGER_MAX", .kind = RT_ENV_SIZE, .dflt = "8K", .min = 0, .max = MIB,
      .meaning = "largest message sent between nodes at once into the receiver's buffers; larger ones wait for the "
                 "matching receive (rendezvous)"},
+    {.name = "HINT_OFI_LARGE_MAX", .kind = RT_ENV_SIZE, .dflt = "256K", .min = 0, .max = 64 * MIB,
+     .meaning = "largest message sent between nodes at once into the receiver's large buffers (above "
+                "HINT_OFI_EAGER_MAX; one message, copied out on arrival, no round trip); larger ones, synchronous "
+                "ones and all when not above HINT_OFI_EAGER_MAX wait for the matching receive"},
+    {.name = "HINT_OFI_LARGE_BUFFERS", .kind = RT_ENV_INT, .dflt = "8", .min = 0, .max = 4096,
+     .meaning = "large receive buffers (HINT_OFI_LARGE_MAX + 32 bytes each, all posted) each rank keeps for "
+                "messages from other nodes; 0: none"},
     {.name = "HINT_OFI_RMA_MIN", .kind = RT_ENV_SIZE, .dflt = "64K", .min = 0, .max = TIB,
      .meaning = "where the provider has FI_RMA reads, messages between nodes of at least this many bytes that are not "
                 "eager (synchronous ones too) are read by the receiver straight from the sender's registered "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Point to point across virtual nodes through the libfabric transport (tests/ranks/ofi_p2p.c's
 # cases at uneven splits, P=16 on 4 nodes for the oversubscribed wait; large messages by tagged
-# rendezvous and by RMA reads, each forced with HINT_OFI_RMA_MIN), the HINT_P2P_STATS count
+# rendezvous and by RMA reads, each forced with HINT_OFI_RMA_MIN; the large eager pool), the HINT_P2P_STATS count
 # of messages sent over it and their bytes, the bound on unexpected messages, fi_tsend only (HINT_OFI_INJECT=0),
 # the provider hint picks when none is named, and a provider that does not exist
 # refused at start with its name.
@@ -21,7 +21,7 @@ run() { # K P CASE [what the environment forces]
   then ok "$3 at P=$2 on $1 nodes${4:+ ($4)}"
   else notok "$3 at P=$2 on $1 nodes${4:+ ($4)} (exit $rc)" "$out"; fi
 }
-echo "1..45"
+echo "1..52"
 for c in mixed anysource truncate big derived outstanding sync; do
   for kp in "2 2" "2 5" "3 8"; do
     set -- $kp
@@ -46,6 +46,16 @@ HINT_OFI_RMA_MIN=0 run 3 8 mixed "HINT_OFI_RMA_MIN=0"
 HINT_OFI_RMA_MIN=0 run 2 5 outstanding "HINT_OFI_RMA_MIN=0"
 HINT_OFI_RMA_MIN=1T run 3 8 mixed "HINT_OFI_RMA_MIN=1T"
 HINT_OFI_RMA_MIN=1T run 2 5 outstanding "HINT_OFI_RMA_MIN=1T"
+# Eager messages above HINT_OFI_EAGER_MAX in one message into the large pool (header and payload
+# as two iovs, fi_tsendv): every message from 1 byte to 1 MiB there with HINT_OFI_EAGER_MAX=0;
+# a large pool of one buffer (unexpected ones copied out); none (HINT_OFI_LARGE_MAX=0: the
+# rendezvous paths from 8 KiB up, as before)
+for c in truncate derived anysource; do
+  HINT_OFI_EAGER_MAX=0 HINT_OFI_LARGE_MAX=1M run 2 2 "$c" "HINT_OFI_EAGER_MAX=0 HINT_OFI_LARGE_MAX=1M"
+done
+HINT_OFI_EAGER_MAX=0 HINT_OFI_LARGE_MAX=1M run 3 8 mixed "HINT_OFI_EAGER_MAX=0 HINT_OFI_LARGE_MAX=1M"
+HINT_OFI_LARGE_BUFFERS=1 run 2 5 outstanding "HINT_OFI_LARGE_BUFFERS=1"
+HINT_OFI_LARGE_MAX=0 run 3 8 mixed "HINT_OFI_LARGE_MAX=0"
 # Control messages always by fi_tsend (the default injects those within the provider's inject size)
 HINT_OFI_INJECT=0 run 3 8 mixed "HINT_OFI_INJECT=0"
 # No provider named: hint picks the preferred one fi_getinfo offers (net before tcp;ofi_rxm on
@@ -87,6 +97,12 @@ rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && printf '%s\n' "$out" | grep -q "hold all 8 receive buffers and HINT_OFI_UNEXPECTED_MAX"; then
   ok "too many unexpected messages end the job with the bound named (exit $rc)"
 else notok "too many unexpected messages end the job with the bound named (exit $rc)" "$out"; fi
+# ... and likewise for the large pool: its 100000-byte messages are eager there (one buffer)
+out=$(HINT_OFI_LARGE_BUFFERS=1 HINT_OFI_UNEXPECTED_MAX=0 timeout 120 "$hintrun" --nodes 2 -n 4 "$prog" outstanding 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && printf '%s\n' "$out" | grep -q "hold all 1 large receive buffers and HINT_OFI_UNEXPECTED_MAX"; then
+  ok "too many unexpected large eager messages end the job with the bound named (exit $rc)"
+else notok "too many unexpected large eager messages end the job with the bound named (exit $rc)" "$out"; fi
 # (whether it leaves /dev/shm clean is hintrun's cleanup, checked by the crash suite: other jobs
 # on a shared machine make a count of /dev/shm entries here unreliable)
 out=$(HINT_OFI_PROVIDER=no-such-provider timeout 60 "$hintrun" --nodes 2 -n 2 "$prog" mixed 2>&1)

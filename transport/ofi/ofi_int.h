@@ -21,9 +21,10 @@
 struct hint_request_s;
 
 /* Tag space: control messages (eager, ready-to-send, clear-to-send) all carry OFI_TAG_CTRL and
-   land in the pre-posted pool; rendezvous data carries OFI_TAG_DATA | id << OFI_CHUNK_BITS |
+   land in the pre-posted pool (eager ones too large for it: OFI_TAG_LARGE, the large pool); rendezvous data carries OFI_TAG_DATA | id << OFI_CHUNK_BITS |
    chunk, with id unique per receiver (it chose the tag), so it can match nothing else. */
 #define OFI_TAG_CTRL 0ull
+#define OFI_TAG_LARGE 1ull /* eager messages above HINT_OFI_EAGER_MAX: the large pool (p2p.c) */
 #define OFI_TAG_DATA (1ull << 63)
 #define OFI_CHUNK_BITS 20
 
@@ -65,6 +66,7 @@ enum ofi_op_type {
 struct ofi_op {
     struct fi_context2 fctx; /* the provider's scratch (FI_CONTEXT / FI_CONTEXT2 modes) */
     uint8_t type;            /* enum ofi_op_type */
+    uint8_t pool;            /* OP_RX: its pool (0 control, 1 large) */
     struct ofi_op *next;     /* free list, retry queue, out-of-order hold list */
     struct hint_request_s *r; /* OP_TX (eager / RTS / CTS) and data ops: the request */
     char *buf;               /* message or chunk memory */
@@ -76,6 +78,8 @@ struct ofi_op {
     uint32_t src;            /* OP_RX / OP_COPY: the sender (from the header) */
     uint32_t seq;            /* OP_RX / OP_COPY: the header's sequence number */
     struct ofi_op *all;      /* data and copy ops: every one allocated, for fini */
+    char *pay;               /* OP_TX of a large eager message: its payload (second iov), else NULL */
+    void *paydesc;           /* its registration's descriptor */
 };
 
 struct ofi_state {
@@ -91,6 +95,7 @@ struct ofi_state {
     uint64_t next_key;       /* the next key we choose for a region (without FI_MR_PROV_KEY) */
     fi_addr_t *addr;         /* per world rank: its address (FI_ADDR_NOTAVAIL on this node) */
     uint32_t *eager_max;     /* per world rank: the largest eager payload its pool takes */
+    uint32_t *large_max;     /* per world rank: the largest its large pool takes (0: none) */
     size_t chunk;            /* largest data operation (the provider's max_msg_size) */
     int wait_fd;             /* the CQ's wait fd, -1 when the provider has none */
 };
@@ -114,5 +119,6 @@ unsigned long ofi_completions(void); /* CQ entries read so far */
 int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc);
 int ofi_register_key(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc, uint64_t *key);
 void ofi_fatal(const char *what, int rc);
+size_t ofi_large_max(void); /* this rank's largest large eager payload (0: no large pool) */
 
 #endif

@@ -7,6 +7,10 @@
  *          sender's request completes once libfabric reports the send done, or at once when it
  *          fits the provider's inject size (fi_tinject, HINT_OFI_INJECT), as every control
  *          message that fits does.
+ *   EAGER (large) above that, up to the smaller of the two ranks' HINT_OFI_LARGE_MAX: the same
+ *          header and the payload as two iovs (fi_tsendv, from the user's buffer), tag
+ *          OFI_TAG_LARGE, into a second pool of HINT_OFI_LARGE_BUFFERS buffers, all posted; from
+ *          there on as an eager message (its sequence number is the sender's one count).
  *   RTS    a larger message (or a synchronous send of any size): header + the sender's handle.
  *   CTS    the receiver, once matched, posts fi_trecv for the bytes it takes (into the user's
  *          buffer, or a packed copy for a non-contiguous type) with a tag only it hands out, and
@@ -62,19 +66,30 @@ enum {
     PH_FIN,       /* receive: read what it takes, FIN not handed to libfabric yet */
 };
 
+/* A pool of receive buffers under one tag: 0 (OFI_TAG_CTRL) the control messages and eager ones
+   up to HINT_OFI_EAGER_MAX, 1 (OFI_TAG_LARGE) eager messages up to HINT_OFI_LARGE_MAX. */
+struct rx_pool {
+    size_t slot;                 /* bytes per buffer */
+    uint64_t tag;
+    int n, posted, target, nfree; /* buffers; posted now; kept posted; neither posted nor held */
+    struct ofi_op *ops, *free;   /* every buffer's op; free ones, most recently used first */
+    char *mem;
+    struct fid_mr *mr;
+    void *desc;
+};
+
 static struct {
-    size_t eager_max, slot;      /* this rank's largest eager payload, bytes per pool buffer */
-    int nrx, rx_posted, rx_target; /* pool buffers; posted now; kept posted (OFI_RX_POSTED) */
-    struct ofi_op *rx, *tx;      /* the pool's receive and send buffers' ops */
-    char *rxmem, *txmem;
-    struct fid_mr *rxmr, *txmr;
-    void *rxdesc, *txdesc;
+    size_t eager_max, slot;      /* this rank's largest eager payload, bytes per control buffer */
+    size_t large_max;            /* largest payload of a large eager message (0: none) */
+    struct rx_pool pool[2];
+    struct ofi_op *tx;           /* the send buffers' ops */
+    char *txmem;
+    struct fid_mr *txmr;
+    void *txdesc;
     struct ofi_op *tx_free;      /* send buffers free */
     struct ofi_op *op_free, *op_all; /* data / copy ops: free, every one */
     struct rq_list backlog;      /* requests waiting to hand a control message over, in order */
     struct ofi_op *stalled;      /* control op libfabric refused for now: goes first */
-    struct ofi_op *rx_free;      /* pool buffers neither posted nor held, most recently used first */
-    int nrx_free;
     struct ofi_op *retry_head, *retry_tail; /* data ops and reposts refused for now */
     uint32_t *tx_seq, *rx_seq;   /* per world rank: control messages sent to / taken from it */
     struct ofi_op **held;        /* per world rank: control messages that arrived early, by seq */
@@ -143,9 +158,10 @@ static int submit(struct ofi_op *op)
     int rc;
     switch (op->type) {
     case OP_RX:
-        rc = (int)fi_trecv(ofi.ep, op->buf, P.slot, P.rxdesc, FI_ADDR_UNSPEC, OFI_TAG_CTRL, 0, op);
+        struct rx_pool *pl = &P.pool[op->pool];
+        rc = (int)fi_trecv(ofi.ep, op->buf, pl->slot, pl->desc, FI_ADDR_UNSPEC, pl->tag, 0, op);
         if (rc == 0)
-            P.rx_posted++;
+            pl->posted++;
         return rc;
     case OP_DATA_TX:
         return (int)fi_tsend(ofi.ep, op->buf, op->len, op->desc, op->addr, op->tag, op);
@@ -188,21 +204,27 @@ static void repost(struct ofi_op *op)
 
 static void rx_release(struct ofi_op *m)
 {
-    m->next = P.rx_free;
-    P.rx_free = m;
-    P.nrx_free++;
+    struct rx_pool *pl = &P.pool[m->pool];
+    m->next = pl->free;
+    pl->free = m;
+    pl->nfree++;
 }
 
-/* Post free buffers until rx_target are posted. */
+/* Post free buffers until each pool's target are posted. */
 static void rx_refill(void)
 {
-    for (int want = P.rx_target - P.rx_posted; want > 0 && P.rx_free; want--) {
-        struct ofi_op *m = P.rx_free;
-        P.rx_free = m->next;
-        P.nrx_free--;
-        repost(m);
+    for (int i = 0; i < 2; i++) {
+        struct rx_pool *pl = &P.pool[i];
+        for (int want = pl->target - pl->posted; want > 0 && pl->free; want--) {
+            struct ofi_op *m = pl->free;
+            pl->free = m->next;
+            pl->nfree--;
+            repost(m);
+        }
     }
 }
+
+
 
 /* ---- completing requests ---- */
 
@@ -226,6 +248,34 @@ static bool is_eager(const struct hint_request_s *r)
 {
     size_t lim = ofi.eager_max[r->peer] < P.eager_max ? ofi.eager_max[r->peer] : P.eager_max;
     return !r->sync && r->bytes <= lim;
+}
+
+/* Above the eager size, within both ranks' large pools: one message into the receiver's large
+   pool (is_eager first). */
+static bool is_large(const struct hint_request_s *r)
+{
+    size_t lim = ofi.large_max[r->peer] < P.large_max ? ofi.large_max[r->peer] : P.large_max;
+    return !r->sync && r->bytes <= lim;
+}
+
+/* A large eager message's payload: the user's buffer (a packed copy for a derived type),
+   registered when the provider needs it; false when a registration failed (said). */
+static bool large_payload(struct hint_request_s *r, struct ofi_op *op)
+{
+    char *buf = r->buf;
+    if (!r->contig) {
+        if ((r->tp_bounce = malloc(r->bytes)) == NULL)
+            out_of_memory("a packed copy of a derived-type message", r->bytes);
+        rq_pack(r, 0, r->tp_bounce, r->bytes);
+        buf = r->tp_bounce;
+    }
+    if (ofi_register(buf, r->bytes, FI_SEND, (struct fid_mr **)&r->tp_mr, &op->paydesc)) {
+        free(r->tp_bounce);
+        r->tp_bounce = NULL;
+        return false;
+    }
+    op->pay = buf;
+    return true;
 }
 
 /* A large send's bytes registered for the receiver's reads (packed first for a derived type):
@@ -284,6 +334,8 @@ static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
         if (r->bytes)
             rq_pack(r, 0, h + 1, r->bytes);
         op->len += r->bytes;
+    } else if (is_large(r) && large_payload(r, op)) {
+        h->kind = OFI_EAGER; /* header from the send buffer, payload from op->pay (post_ctrl) */
     } else {
         r->msgid = P.next_msgid++;
         *v = (struct ofi_rdv){.cookie = (uint64_t)(uintptr_t)r, .msgid = r->msgid};
@@ -326,9 +378,16 @@ static bool post_ctrl(struct ofi_op *op)
 {
     int peer = op->r->peer;
     ((struct ofi_hdr *)op->buf)->seq = P.tx_seq[peer];
-    bool inject = op->len <= P.inject_max;
-    int rc = inject ? (int)fi_tinject(ofi.ep, op->buf, op->len, op->addr, OFI_TAG_CTRL)
+    bool inject = op->len <= P.inject_max && op->pay == NULL;
+    int rc;
+    if (op->pay) { /* a large eager message: header and payload in one message, to the large pool */
+        struct iovec iov[2] = {{op->buf, op->len}, {op->pay, op->r->bytes}};
+        void *desc[2] = {P.txdesc, op->paydesc};
+        rc = (int)fi_tsendv(ofi.ep, iov, desc, 2, op->addr, OFI_TAG_LARGE, op);
+    } else {
+        rc = inject ? (int)fi_tinject(ofi.ep, op->buf, op->len, op->addr, OFI_TAG_CTRL)
                     : (int)fi_tsend(ofi.ep, op->buf, op->len, P.txdesc, op->addr, OFI_TAG_CTRL, op);
+    }
     if (rc == -FI_EAGAIN) {
         P.stalled = op;
         return false;
@@ -610,13 +669,15 @@ static struct ofi_op *copy_out(struct ofi_op *m)
     return c;
 }
 
-/* Every pool buffer holds an unexpected message and the copies are at their bound. */
-static void unexpected_overflow(void)
+/* Every buffer of a pool holds an unexpected message and the copies are at their bound. */
+static void unexpected_overflow(const struct rx_pool *pl)
 {
-    RT_ERR("ofi", "%d unexpected messages from other nodes hold all %d receive buffers and HINT_OFI_UNEXPECTED_MAX "
+    bool large = pl == &P.pool[1];
+    RT_ERR("ofi", "%d unexpected messages from other nodes hold all %d %sreceive buffers and HINT_OFI_UNEXPECTED_MAX "
            "(%zu bytes in %d copies): post receives sooner, or raise HINT_OFI_UNEXPECTED_MAX or "
-           "HINT_OFI_RX_BUFFERS; ending the job (a wait for any other message could never end)",
-           P.nrx + P.ncopies, P.nrx, P.unexp_bytes, P.ncopies);
+           "%s; ending the job (a wait for any other message could never end)",
+           pl->n + P.ncopies, pl->n, large ? "large " : "", P.unexp_bytes, P.ncopies,
+           large ? "HINT_OFI_LARGE_BUFFERS" : "HINT_OFI_RX_BUFFERS");
     boot_abort(HINT_ERR_NOMEM, "libfabric transport: too many unexpected messages");
 }
 
@@ -632,7 +693,8 @@ static void take(struct ofi_op *m)
         release_msg(m);
         return;
     }
-    if (P.rx_posted + P.nrx_free < P.nrx / 4) {
+    struct rx_pool *pl = &P.pool[m->pool];
+    if (m->type == OP_RX && pl->posted + pl->nfree < (pl->n + 3) / 4) {
         struct ofi_op *c = copy_out(m);
         if (c)
             m = c, h = (const struct ofi_hdr *)m->buf;
@@ -641,8 +703,8 @@ static void take(struct ofi_op *m)
     if (r) {
         deliver_first(r, m);
         release_msg(m);
-    } else if (m->type == OP_RX && P.rx_posted == 0 && P.rx_free == NULL && P.retry_head == NULL) {
-        unexpected_overflow();
+    } else if (m->type == OP_RX && pl->posted == 0 && pl->free == NULL && P.retry_head == NULL) {
+        unexpected_overflow(pl);
     }
 }
 
@@ -659,7 +721,7 @@ static void hold(struct ofi_op *m)
 static void arrived(struct ofi_op *m, size_t len)
 {
     const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
-    P.rx_posted--;
+    P.pool[m->pool].posted--;
     if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_FIN) {
         RT_ERR("ofi", "malformed control message (%zu bytes) dropped", len);
         repost(m);
@@ -686,6 +748,15 @@ static void arrived(struct ofi_op *m, size_t len)
 static void tx_done(struct ofi_op *op)
 {
     struct hint_request_s *r = op->r;
+    if (op->pay) { /* a large eager message's payload is out */
+        if (r->tp_mr)
+            fi_close(&((struct fid_mr *)r->tp_mr)->fid);
+        r->tp_mr = NULL;
+        free(r->tp_bounce);
+        r->tp_bounce = NULL;
+        op->pay = NULL;
+        op->paydesc = NULL;
+    }
     if (r && r->phase == PH_EAGER_OUT)
         finish_send(r);
     else if (r && r->phase == PH_CTS0_OUT)
@@ -724,7 +795,7 @@ static void failed(void)
     fi_cq_strerror(ofi.cq, e.prov_errno, e.err_data, detail, sizeof detail);
     RT_ERR("ofi", "%s of %zu bytes failed: %s (%s)", op_name(op), op->len, fi_strerror(e.err), detail);
     if (op->type == OP_RX) {
-        P.rx_posted--;
+        P.pool[op->pool].posted--;
         repost(op);
         return;
     }
@@ -778,7 +849,8 @@ data:
 void ofi_progress(void)
 {
     static unsigned idle;
-    if (P.rx_posted < P.rx_target && P.rx_free)
+    if ((P.pool[0].posted < P.pool[0].target && P.pool[0].free) ||
+        (P.pool[1].posted < P.pool[1].target && P.pool[1].free))
         rx_refill();
     if (P.pending == 0 && rt_match_posted() == 0 && ++idle % OFI_IDLE_PASSES != 0)
         return;
@@ -796,7 +868,7 @@ void ofi_progress(void)
             completed(e[i].op_context, e[i].len);
         if (n < OFI_CQ_BATCH)
             break; /* the CQ is empty: reading it again asks the provider to look at its sockets */
-        if (P.rx_posted < P.rx_target / 2)
+        if (P.pool[0].posted < P.pool[0].target / 2 || P.pool[1].posted < P.pool[1].target / 2)
             rx_refill(); /* a burst: keep the provider supplied within the pass */
     }
     if (P.stalled || P.backlog.head || P.retry_head)
@@ -805,18 +877,38 @@ void ofi_progress(void)
 
 /* ---- set-up ---- */
 
-static int make_pool(struct ofi_op **ops, char **mem, struct fid_mr **mr, void **desc, int n, uint8_t type,
-                     uint64_t access)
+static int make_pool(struct ofi_op **ops, char **mem, struct fid_mr **mr, void **desc, int n, size_t slot,
+                     uint8_t type, uint8_t pool, uint64_t access)
 {
+    if (n == 0)
+        return HINT_SUCCESS;
     *ops = calloc((size_t)n, sizeof **ops);
-    *mem = aligned_alloc(64, (size_t)n * P.slot);
+    *mem = aligned_alloc(64, (size_t)n * slot);
     if (*ops == NULL || *mem == NULL)
         return HINT_ERR_NOMEM;
-    int st = ofi_register(*mem, (size_t)n * P.slot, access, mr, desc);
+    int st = ofi_register(*mem, (size_t)n * slot, access, mr, desc);
     for (int i = 0; i < n && st == HINT_SUCCESS; i++) {
         (*ops)[i].type = type;
-        (*ops)[i].buf = *mem + (size_t)i * P.slot;
+        (*ops)[i].pool = pool;
+        (*ops)[i].buf = *mem + (size_t)i * slot;
     }
+    return st;
+}
+
+/* The receive pools: HINT_OFI_RX_BUFFERS control buffers (OFI_RX_POSTED of them posted at a
+   time) and HINT_OFI_LARGE_BUFFERS large ones (all posted). */
+static int make_rx_pools(void)
+{
+    int st = HINT_SUCCESS;
+    for (int i = 0; i < 2; i++) {
+        struct rx_pool *pl = &P.pool[i];
+        CHECK_GOTO(make_pool(&pl->ops, &pl->mem, &pl->mr, &pl->desc, pl->n, pl->slot, OP_RX, (uint8_t)i, FI_RECV), out);
+        pl->target = i == 0 && pl->n > OFI_RX_POSTED ? OFI_RX_POSTED : pl->n;
+        for (int k = pl->n - 1; k >= 0; k--)
+            rx_release(&pl->ops[k]);
+    }
+    rx_refill();
+out:
     return st;
 }
 
@@ -827,11 +919,17 @@ int ofi_p2p_init(void)
     memset(&P, 0, sizeof P);
     P.eager_max = rt_cfg_size("HINT_OFI_EAGER_MAX");
     P.unexp_max = rt_cfg_size("HINT_OFI_UNEXPECTED_MAX");
-    P.nrx = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
+    P.pool[0].n = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
+    P.large_max = ofi_large_max();
+    P.pool[1].n = P.large_max ? (int)rt_cfg_long("HINT_OFI_LARGE_BUFFERS") : 0;
     P.read_min = rt_cfg_size("HINT_OFI_RMA_MIN");
     P.inject_max = rt_cfg_long("HINT_OFI_INJECT") ? ofi.info->tx_attr->inject_size : 0;
     P.slot = (sizeof(struct ofi_hdr) + (P.eager_max > sizeof(struct ofi_rdv) ? P.eager_max : sizeof(struct ofi_rdv)) +
               63) / 64 * 64;
+    P.pool[0].slot = P.slot;
+    P.pool[0].tag = OFI_TAG_CTRL;
+    P.pool[1].slot = (sizeof(struct ofi_hdr) + P.large_max + 63) / 64 * 64;
+    P.pool[1].tag = OFI_TAG_LARGE;
     P.tx_seq = calloc((size_t)n, sizeof *P.tx_seq);
     P.rx_seq = calloc((size_t)n, sizeof *P.rx_seq);
     P.held = calloc((size_t)n, sizeof *P.held);
@@ -840,17 +938,13 @@ int ofi_p2p_init(void)
     /* Every message that can be unexpected at once: one per pool buffer and per copy. */
     size_t copies = P.unexp_max / 4096;
     P.max_copies = copies < 64 ? 64 : copies > 65536 ? 65536 : (int)copies;
-    CHECK_GOTO(rt_match_reserve((size_t)P.nrx + (size_t)P.max_copies), out);
-    CHECK_GOTO(make_pool(&P.rx, &P.rxmem, &P.rxmr, &P.rxdesc, P.nrx, OP_RX, FI_RECV), out);
-    CHECK_GOTO(make_pool(&P.tx, &P.txmem, &P.txmr, &P.txdesc, OFI_NTX, OP_TX, FI_SEND), out);
+    CHECK_GOTO(rt_match_reserve((size_t)P.pool[0].n + (size_t)P.pool[1].n + (size_t)P.max_copies), out);
+    CHECK_GOTO(make_pool(&P.tx, &P.txmem, &P.txmr, &P.txdesc, OFI_NTX, P.slot, OP_TX, 0, FI_SEND), out);
     for (int i = OFI_NTX - 1; i >= 0; i--) {
         P.tx[i].next = P.tx_free;
         P.tx_free = &P.tx[i];
     }
-    P.rx_target = P.nrx < OFI_RX_POSTED ? P.nrx : OFI_RX_POSTED;
-    for (int i = P.nrx - 1; i >= 0; i--)
-        rx_release(&P.rx[i]);
-    rx_refill();
+    CHECK_GOTO(make_rx_pools(), out);
 out:
     return st;
 }
@@ -858,8 +952,12 @@ out:
 /* After the endpoint closed: nothing refers to these buffers any more. */
 void ofi_p2p_fini(void)
 {
-    if (P.rxmr)
-        fi_close(&P.rxmr->fid);
+    for (int i = 0; i < 2; i++) {
+        if (P.pool[i].mr)
+            fi_close(&P.pool[i].mr->fid);
+        free(P.pool[i].ops);
+        free(P.pool[i].mem);
+    }
     if (P.txmr)
         fi_close(&P.txmr->fid);
     while (P.op_all) {
@@ -869,9 +967,7 @@ void ofi_p2p_fini(void)
             free(op->buf);
         free(op);
     }
-    free(P.rx);
     free(P.tx);
-    free(P.rxmem);
     free(P.txmem);
     free(P.tx_seq);
     free(P.rx_seq);
