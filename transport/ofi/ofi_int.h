@@ -90,6 +90,7 @@ struct ofi_state {
     struct fid_cq *cq;
     struct fid_ep *ep;
     bool mr_local;           /* the provider needs registered buffers (FI_MR_LOCAL) */
+    bool manual_progress;    /* data moves only inside our calls (FI_PROGRESS_MANUAL) */
     bool rma;                /* the endpoint has FI_RMA reads (large messages go by fi_read) */
     uint64_t mr_mode;        /* the provider's registration rules (FI_MR_*) */
     uint64_t next_key;       /* the next key we choose for a region (without FI_MR_PROV_KEY) */
@@ -107,6 +108,7 @@ int ofi_p2p_init(void);
 void ofi_p2p_fini(void);
 int ofi_p2p_pending(void);
 bool ofi_p2p_busy(void);     /* sends wait for the provider (-FI_EAGAIN): poll, do not sleep */
+bool ofi_p2p_moving(void);   /* bytes of this rank's in flight, or registered for a peer's reads */
 void ofi_isend(struct hint_request_s *r);
 bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
 void ofi_deliver(struct hint_request_s *r, int src, void *msg);

@@ -98,6 +98,7 @@ static struct {
     size_t read_min, read_pinned; /* HINT_OFI_RMA_MIN; bytes registered for RTS_READ sends */
     size_t inject_max;           /* control messages up to this size go by fi_tinject (0: none) */
     int ncopies, max_copies;     /* unexpected messages copied out of the pool, at most */
+    int moving;                  /* data ops and large eager sends in flight */
     int pending;
 } P;
 
@@ -110,6 +111,7 @@ unsigned long long ofi_sent_bytes(void) { return sent_bytes; }
 unsigned long ofi_completions(void) { return completions; }
 int ofi_p2p_pending(void) { return P.pending; }
 bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
+bool ofi_p2p_moving(void) { return P.moving > 0 || P.read_pinned > 0; }
 
 static void out_of_memory(const char *what, size_t n)
 {
@@ -275,6 +277,7 @@ static bool large_payload(struct hint_request_s *r, struct ofi_op *op)
         return false;
     }
     op->pay = buf;
+    P.moving++;
     return true;
 }
 
@@ -479,6 +482,7 @@ static void post_chunks(struct hint_request_s *r, uint8_t type, char *buf, size_
 {
     size_t nchunks = (n + ofi.chunk - 1) / ofi.chunk;
     r->tp_inflight = (uint32_t)nchunks;
+    P.moving += (int)nchunks;
     for (size_t k = 0; k < nchunks; k++) {
         struct ofi_op *op = op_get();
         op->type = type;
@@ -519,6 +523,7 @@ static void data_done(struct ofi_op *op)
     struct hint_request_s *r = op->r;
     bool read = op->type == OP_READ;
     op_put(op);
+    P.moving--;
     if (--r->tp_inflight > 0)
         return;
     if (r->tp_mr)
@@ -756,6 +761,7 @@ static void tx_done(struct ofi_op *op)
         r->tp_bounce = NULL;
         op->pay = NULL;
         op->paydesc = NULL;
+        P.moving--;
     }
     if (r && r->phase == PH_EAGER_OUT)
         finish_send(r);
