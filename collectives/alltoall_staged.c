@@ -10,26 +10,44 @@
  * Derived datatypes cost nothing extra: staging packs from the sender's layout and copying out
  * unpacks into the receiver's, each with its own type.
  */
+#include <stdint.h>
+
 #include "collectives/algs.h"
+#include "collectives/coll_shm.h"
 
 bool allgather_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_area(a->size); }
 
 bool alltoall_staged_ok(const struct coll_args *a) { return coll_heap_ok(a) && a->block <= coll_stage_block(a->size); }
 
+/* alltoall's blocks of whole lines start on a line: a compact call's data begins 16 bytes into
+   its head's first line (after the flag), where 64-byte blocks would each straddle two lines, so
+   a reader would pull two lines per peer and the writer dirty P + 1. Every rank's staging areas
+   sit at the same offsets within line-aligned mappings, so the sender (from its own address) and
+   each reader (from the sender's, as mapped here) find the same padding. */
+static size_t line_pad(const char *p, size_t stride)
+{
+    return stride % COLL_CACHE_LINE ? 0 : (size_t)(-(uintptr_t)p & (COLL_CACHE_LINE - 1));
+}
+
 static int staged(struct coll_args *a, bool allgather)
 {
     size_t stride = coll_stage_stride(a);
-    char *mine = coll_stage_begin(a, allgather ? a->block : (size_t)a->size * stride);
+    size_t slack = !allgather && stride % COLL_CACHE_LINE == 0 ? COLL_CACHE_LINE - 1 : 0;
+    char *mine = coll_stage_begin(a, allgather ? a->block : (size_t)a->size * stride + slack);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
+    if (slack)
+        mine += line_pad(mine, stride);
     for (int d = 0; d < (allgather ? 1 : a->size); d++)
         coll_pack_block(a, d, mine + (size_t)d * stride);
     int st = coll_stage_publish(a);
     if (st != HINT_SUCCESS)
         return st;
     size_t at = allgather ? 0 : (size_t)a->rank * stride;
-    for (int src = 0; src < a->size; src++)
-        coll_unpack_block(a, src, coll_stage_half(a, src) + at);
+    for (int src = 0; src < a->size; src++) {
+        const char *from = coll_stage_half(a, src);
+        coll_unpack_block(a, src, from + (slack ? line_pad(from, stride) : 0) + at);
+    }
     if (coll_has_layout(a))
         coll_count_direct();
     return HINT_SUCCESS;
