@@ -39,12 +39,14 @@ static bool released(void *arg)
     return atomic_load_explicit(&w->slot->release, memory_order_acquire) >= w->epoch;
 }
 
-/* Wake every member of g but this rank that sleeps (their waits read shared words). */
+/* Wake every member of g but this rank that sleeps (their waits read shared words): one fence for
+   all of them, then a look at each one's own line (runtime/transport.h rt_wake_others). */
 void coll_ring_members(hint_group g)
 {
-    for (int i = 0; i < g->size; i++)
-        if (i != g->rank)
-            rt_wake(g->world[i]);
+    if (g->size == 2) /* one member to wake: the one fence either way, and fewer calls */
+        rt_wake(g->world[1 - g->rank]);
+    else
+        rt_wake_others(g->world, g->size, g->rank);
 }
 
 int barrier_shm(struct coll_args *a)

@@ -46,6 +46,7 @@
 #include "runtime/heap.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
+#include "runtime/trace.h"
 #include "runtime/transport.h"
 
 /* Heads and block areas per rank: call e uses head e % STAGE_HEADS and, unless compact, area
@@ -72,6 +73,10 @@ struct stage_head {
 };
 static_assert(sizeof(struct stage_head) == STAGE_HEAD_BYTES, "a head is whole lines");
 static_assert(STAGE_HEADS % STAGE_AREAS == 0 && STAGE_HEADS >= STAGE_AREAS, "heads cover the areas");
+/* Both rings are powers of two: a head is found with a mask, not a division (a 64-bit div takes
+   14-46 cycles on this machine's EPYC, and a staged call found 6-10 heads: its own, each peer's
+   while polling and checking signatures). */
+static_assert((STAGE_HEADS & (STAGE_HEADS - 1)) == 0 && (STAGE_AREAS & (STAGE_AREAS - 1)) == 0, "rings of 2^k");
 
 /* The deep ring only pays where a waited-for rank may not be running: when the ranks fit the
    cores every waiter spins and the shallow ring keeps a rank's staged calls in 8 heads (its
@@ -83,7 +88,9 @@ struct staging {
     char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition; NULL until made */
     char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
     bool compact;           /* this call's data sits in its head */
+    bool two_lines;         /* ... and reaches into the head's second line */
     int heads;              /* heads in the ring: heads_for() when made */
+    uint64_t head_mask;     /* heads - 1 */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
     uint64_t near_after;    /* coll_stage_begin tries the half-ring pass again from this call on */
@@ -148,7 +155,7 @@ static size_t area_bytes(const struct coll_args *a) { return (size_t)a->size * c
 
 static struct stage_head *head_of(const struct staging *s, const char *areas, uint64_t epoch)
 {
-    return (struct stage_head *)(areas + (epoch % (uint64_t)s->heads) * STAGE_HEAD_BYTES);
+    return (struct stage_head *)(areas + (epoch & s->head_mask) * STAGE_HEAD_BYTES);
 }
 
 /* Where a member's data for call `epoch` starts: in its head for a compact call, else in an area. */
@@ -203,6 +210,7 @@ static struct staging *staging_of(struct coll_args *a)
             return o->p;
         }
         s->heads = heads_for();
+        s->head_mask = (uint64_t)s->heads - 1;
         s->slot = coll_group_of(g)->slot;
         s->generation = atomic_load(&coll_shm_slot(coll_group_of(g)->slot)->generation);
         *o = (struct coll_owned){s, staging_retire};
@@ -305,12 +313,38 @@ static bool listed_staged(void *arg)
     return true;
 }
 
+/* When the ranks fit the cores (a spin budget) and nothing else is in flight (rt_idle: no
+   receive posted, no message unexpected, no send pending, so no progress pass is owed to
+   anyone), poll the members' lines themselves before rt_wait_until, as the p2p fast path polls
+   its cell (runtime/p2p.c recv_now): a pass of rt_wait_until's loop also runs the progress
+   hooks, reads the clock and the doorbell, ~100 instructions and a clock read between two looks
+   at the line, so an arrival waited half of that on average before it was seen (issue 18: the
+   8-64 B staged calls at P=2). The clock is read every 32 polls; the time spun counts against
+   rt_wait_until's spin (rt_wait_spun). true: done. Out of line: only a call that has to wait
+   comes here. */
+static __attribute__((noinline)) bool stage_spin(bool (*done)(void *), void *arg)
+{
+    long budget = rt_wait_spin_ns();
+    if (budget <= 0 || !rt_idle())
+        return false;
+    long start = trace_now_ns();
+    for (unsigned i = 1;; i++) {
+        rt_cpu_relax();
+        if (done(arg))
+            return true;
+        if (i % 32 == 0 && trace_now_ns() - start >= budget)
+            break;
+    }
+    rt_wait_spun(trace_now_ns() - start);
+    return false;
+}
+
 /* HINT_ERR_NOMEM when one of the members had no areas for the call. Inline: the ahead wait of
    coll_stage_begin runs in every call of a rank that does not wait otherwise. */
 static inline __attribute__((always_inline)) int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)
 {
     struct flags_wait w = {coll_group_of(a->g)->stage.p, first, last, epoch, false};
-    if (!all_staged(&w))
+    if (!all_staged(&w) && !stage_spin(all_staged, &w))
         rt_wait_until(all_staged, &w);
     return w.missing ? HINT_ERR_NOMEM : HINT_SUCCESS;
 }
@@ -332,6 +366,7 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
         return NULL; /* the members that wait for this call see the flag and fail too */
     struct stage_head *h = head_of(s, s->area, e);
     s->compact = bytes <= sizeof h->data;
+    s->two_lines = s->compact && offsetof(struct stage_head, data) + bytes > COLL_CACHE_LINE;
     /* The head about to be rewritten is call e-HEADS's, the area (if any) call e-AREAS's or older:
        every member has started the call after it once its number says e-HEADS+1 (e-AREAS+1), so
        it has read all it wanted of it. The all-to-all operations waited for more in the last call
@@ -348,18 +383,29 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
         if (ahead > STAGE_AREAS && e >= s->near_after && all_staged(&near)) {
             s->seen = e - ahead / 2;
         } else {
-            /* a member without areas reads nothing. A post may wake only its readers
+            /* The shallow ring (the ranks fit the cores, so the wait spins): wait until every member
+               is within half of it, not just out of the head about to be rewritten, so the next
+               ahead / 2 calls do not look. A rank that runs ahead (reduce's non-roots) then
+               reads the others' lines once in ahead / 2 + 1 calls instead of every call, and
+               most of their stores go to heads it has not pulled into its cache (issue 18:
+               reduce 8-64 B at P=2, where the root's every post paid for taking its next head
+               back from the non-root polling it). This rank has posted every call before e, so
+               every member reaches e - ahead / 2 without it, as it reaches e - ahead. The deep
+               ring (oversubscribed) waits as before: each wait there may cost a hand-off.
+               A member without areas reads nothing. A post may wake only its readers
                (coll_stage_post_to): while this rank waits, the slot's count says "wake all"
                (Dekker with the post: count, fence, poll; the post stores, fences, reads it). */
-            struct flags_wait w = {s, 0, a->size, e - ahead, false};
+            uint64_t need = s->heads > STAGE_AREAS ? e - ahead : e - ahead / 2;
+            struct flags_wait w = {s, 0, a->size, need, false};
             if (!all_staged(&w)) {
                 _Atomic uint32_t *waiting = &coll_shm_slot(s->slot)->stage_ahead;
                 atomic_fetch_add_explicit(waiting, 1, memory_order_seq_cst);
                 atomic_thread_fence(memory_order_seq_cst);
-                rt_wait_until(all_staged, &w);
+                if (!stage_spin(all_staged, &w))
+                    rt_wait_until(all_staged, &w);
                 atomic_fetch_sub_explicit(waiting, 1, memory_order_release);
             }
-            s->seen = e - ahead;
+            s->seen = need;
             s->near_after = e + ahead / 2;
         }
     }
@@ -412,7 +458,7 @@ int coll_stage_wait_list(struct coll_args *a, const int *members, int n)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
     struct list_wait w = {{s, 0, 0, s->epoch, false}, members, n, 0};
-    if (!listed_staged(&w))
+    if (!listed_staged(&w) && !stage_spin(listed_staged, &w))
         rt_wait_until(listed_staged, &w);
     if (w.f.missing)
         return HINT_ERR_NOMEM;
@@ -424,12 +470,36 @@ int coll_stage_wait_list(struct coll_args *a, const int *members, int n)
     return HINT_SUCCESS;
 }
 
+/* Ask for the members' heads of the next call now (a prefetch, which waits for nothing): where
+   they run ahead (reduce's and gather's non-roots) the line is written already and arrives while
+   this rank returns and makes its next call, instead of as a miss in that call; where they do
+   not, it is the line this rank read HEADS calls ago, still in its cache, and the prefetch does
+   nothing. The second line too when this call's data reached it. The shallow ring only (the
+   ranks fit the cores): in the deep one the line read HEADS calls ago may be gone, and a stale
+   copy pulled in would cost its writer an invalidation. */
+static inline void prefetch_next(const struct coll_args *a, const struct staging *s)
+{
+    if (s->heads != STAGE_AREAS)
+        return;
+    for (int p = 0; p < a->size; p++) {
+        if (p == a->rank)
+            continue;
+        const char *h = (const char *)head_of(s, s->peer[p], s->epoch + 1);
+        __builtin_prefetch(h);
+        if (s->two_lines)
+            __builtin_prefetch(h + COLL_CACHE_LINE);
+    }
+}
+
 int coll_stage_wait_all(struct coll_args *a)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
     int st = wait_flags(a, 0, a->size, s->epoch);
     s->seen = s->epoch; /* each member has staged this call or started it without areas */
-    return st != HINT_SUCCESS ? st : same_calls(a, s, 0, a->size);
+    if (st != HINT_SUCCESS || (st = same_calls(a, s, 0, a->size)) != HINT_SUCCESS)
+        return st;
+    prefetch_next(a, s);
+    return HINT_SUCCESS;
 }
 
 int coll_stage_publish(struct coll_args *a)

@@ -170,6 +170,17 @@ bool rt_idle(void)
 
 void rt_wake(int w) { T.sleeper->wake(w); }
 
+void rt_wake_others(const int *world, int n, int skip)
+{
+    if (T.sleeper->wake_others) {
+        T.sleeper->wake_others(world, n, skip);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (i != skip)
+            T.sleeper->wake(world[i]);
+}
+
 long rt_sleep_arm(void)
 {
     long bound = 0;

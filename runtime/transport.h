@@ -61,6 +61,9 @@ struct rt_transport {
     uint32_t (*wait_seq)(void);
     void (*sleep)(uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg);
     void (*wake)(int world);
+    /* Optional: wake, for each of the n world ranks in world[] but world[skip], at the cost of
+       one fence for all of them (a collective's post rings every member; rt_wake_others). */
+    void (*wake_others)(const int *world, int n, int skip);
     /* RT_TP_NODE_AREA only: the address of node area `id` (rt_node_area_add) in this rank's
        mapping; the same bytes for every rank of the node, zeroed at creation. */
     void *(*node_area)(int id);
@@ -137,6 +140,9 @@ void rt_transport_stats_bytes(char *buf, size_t len);
 /* Wake world rank w if it sleeps in a wait whose condition is a shared word the caller has just
    stored (barrier release, bcast counters). */
 void rt_wake(int w);
+/* rt_wake for each of the n world ranks in world[] but world[skip] (a group's members, this rank
+   at skip), with one fence where the transport can. */
+void rt_wake_others(const int *world, int n, int skip);
 
 /* ---- node areas: node-shared memory laid out by the layers that use it ---- */
 /* Ask for an area of bytes(nlocal) bytes (a multiple of 64) in the node's shared memory; before

@@ -253,11 +253,15 @@ void shm_ring(const struct shm_node *n, int local)
 
 void shm_wake(const struct shm_node *n, int local)
 {
-    struct shm_rank_ctl *c = shm_ctl(n, local);
     /* Dekker with shm_sleep: the caller's store of the waited-for word must be visible before we
        read `sleeping`, and the sleeper re-checks that word after setting `sleeping`. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&c->sleeping, memory_order_relaxed))
+    shm_wake_after_fence(n, local);
+}
+
+void shm_wake_after_fence(const struct shm_node *n, int local)
+{
+    if (atomic_load_explicit(&shm_ctl(n, local)->sleeping, memory_order_relaxed))
         shm_ring(n, local);
 }
 

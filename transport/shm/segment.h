@@ -91,6 +91,8 @@ void shm_ring(const struct shm_node *n, int local);
    reads itself (barrier release, bcast counters), store that word first. Cheaper than
    shm_ring, which every event that progress() is gated on must use. */
 void shm_wake(const struct shm_node *n, int local);
+/* shm_wake without its fence, for a caller that made one after its store (several wakes, one fence). */
+void shm_wake_after_fence(const struct shm_node *n, int local);
 /* Sleep until this rank's bell moves from `seen`, done(arg) holds, or timeout_ns passes. */
 void shm_sleep(const struct shm_node *n, uint32_t seen, long timeout_ns, bool (*done)(void *), void *arg);
 

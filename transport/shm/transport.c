@@ -60,6 +60,20 @@ static void shm_wake_hook(int world)
         shm_wake(node, local);
 }
 
+/* A group's members but world[skip], all on this node (the callers' algorithms need one node):
+   one fence, then each one's `sleeping` (shm_wake_after_fence). */
+static void shm_wake_others_hook(const int *world, int n, int skip)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* shm_wake's, once for all */
+    const struct shm_rank_ctl *ctl = shm_ctl(node, 0);
+    int world0 = node->world0, me = node->me;
+    for (int i = 0; i < n; i++) {
+        int local = world[i] - world0;
+        if (i != skip && (local == me || atomic_load_explicit(&ctl[local].sleeping, memory_order_relaxed)))
+            shm_ring(node, local); /* this rank itself (shm_wake_hook), or a sleeper */
+    }
+}
+
 static void *shm_node_area(int id) { return node ? shm_area(node, id) : NULL; }
 
 const struct rt_transport shm_transport = {
@@ -76,6 +90,7 @@ const struct rt_transport shm_transport = {
     .wait_seq = shm_wait_seq,
     .sleep = shm_sleep_hook,
     .wake = shm_wake_hook,
+    .wake_others = shm_wake_others_hook,
     .node_area = shm_node_area,
     .send_now = shm_send_now,
     .recv_now = shm_recv_now,
