@@ -83,9 +83,65 @@ __attribute__((target("avx512f"))) static void nt_avx512(void *dst, const void *
     }
     memcpy(d + i, s + i, n - i);
 }
+/* coll_memcpy's loop: the destination aligned with one plain copy, then 128 bytes a step with
+   unaligned loads and aligned (temporal) stores, the tail plainly. */
+static void vec_sse2(void *dst, const void *src, size_t n)
+{
+    size_t i = head(dst, src, n, 16);
+    char *d = dst;
+    const char *s = src;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_store_si128((__m128i *)(d + i), a);
+        _mm_store_si128((__m128i *)(d + i + 16), b);
+        _mm_store_si128((__m128i *)(d + i + 32), c);
+        _mm_store_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + i, s + i, n - i);
+}
+
+__attribute__((target("avx2"))) static void vec_avx2(void *dst, const void *src, size_t n)
+{
+    size_t i = head(dst, src, n, 32);
+    char *d = dst;
+    const char *s = src;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+        _mm256_store_si256((__m256i *)(d + i), a);
+        _mm256_store_si256((__m256i *)(d + i + 32), b);
+        _mm256_store_si256((__m256i *)(d + i + 64), c);
+        _mm256_store_si256((__m256i *)(d + i + 96), e);
+    }
+    memcpy(d + i, s + i, n - i);
+}
 #endif
 
 static void nt_plain(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+
+static nt_fn vec_chosen;
+
+static void vec_first(void *dst, const void *src, size_t n)
+{
+    nt_fn f = nt_plain;
+#ifdef COPY_X86
+    __builtin_cpu_init();
+    f = __builtin_cpu_supports("avx2") ? vec_avx2 : vec_sse2;
+#endif
+    __atomic_store_n(&vec_chosen, f, __ATOMIC_RELAXED);
+    f(dst, src, n);
+}
+
+void coll_memcpy_vec(void *dst, const void *src, size_t n)
+{
+    nt_fn f = __atomic_load_n(&vec_chosen, __ATOMIC_RELAXED);
+    (f ? f : vec_first)(dst, src, n);
+}
 
 static nt_fn chosen;
 static const char *chosen_name = "memcpy";
@@ -135,11 +191,11 @@ void copy_fence(void)
 bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R)
 {
     if (n < T || n <= R) {
-        memcpy(dst, src, n); /* under T; or R covers the block (a block of exactly T while R = T):
+        coll_memcpy(dst, src, n); /* under T; or R covers the block (a block of exactly T while R = T):
                                 no non-temporal part, so the call's time says nothing about R */
         return false;
     }
-    memcpy(dst, src, R);
+    coll_memcpy(dst, src, R);
     copy_nt((char *)dst + R, (const char *)src + R, n - R);
     return true;
 }

@@ -10,6 +10,7 @@
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collectives/copy.h"
 
@@ -153,4 +154,80 @@ Test(copy, l2_bytes_agrees_with_hwloc)
     if (want == 0)
         cr_skip_test("hwloc reports no L2 cache here");
     cr_expect_eq(copy_l2_bytes(), want, "copy_l2_bytes %zu, hwloc's L2 %zu", copy_l2_bytes(), want);
+}
+
+/* coll_memcpy: memcpy's bytes at every relative alignment of destination and source (its vector
+   loop takes blocks over 2 KiB whose two addresses differ modulo 64), sizes around the switch,
+   nothing written past either end. */
+Test(copy, coll_memcpy_copies_at_every_offset)
+{
+    enum { N = 70000 };
+    unsigned char *src = malloc(N + 128), *dst = malloc(N + 128);
+    cr_assert(src && dst);
+    for (int i = 0; i < N + 128; i++)
+        src[i] = (unsigned char)(i * 13 + 5);
+    size_t sizes[] = {0, 1, 63, 2047, 2048, 2049, 2113, 4096, 24577, 65536 + 17};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        for (int so = 0; so < 64; so += 3)
+            for (int dof = 0; dof < 64; dof++) {
+                size_t n = sizes[k];
+                memset(dst, 0xAA, N + 128);
+                coll_memcpy(dst + dof, src + so, n);
+                cr_assert(memcmp(dst + dof, src + so, n) == 0, "n=%zu src+%d dst+%d: bytes differ", n, so, dof);
+                for (int i = 0; i < dof; i++)
+                    cr_assert_eq(dst[i], 0xAA, "n=%zu dst+%d: byte %d before written", n, dof, i);
+                for (size_t i = dof + n; i < N + 128; i++)
+                    cr_assert_eq(dst[i], 0xAA, "n=%zu dst+%d: byte %zu past the end written", n, dof, i);
+            }
+    free(src);
+    free(dst);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Fastest of 200 runs of 20 copies of n bytes, dst `off` bytes past a 4 KiB boundary (src on one). */
+static double best_copy(void (*copy)(void *, const void *, size_t), unsigned char *dst, const unsigned char *src,
+                        size_t n, int off)
+{
+    double best = 1e9;
+    for (int r = 0; r < 200; r++) {
+        double t = now_s();
+        for (int i = 0; i < 20; i++) {
+            copy(dst + off, src, n);
+            __asm__ volatile("" ::"r"(dst) : "memory");
+        }
+        t = now_s() - t;
+        if (t < best)
+            best = t;
+    }
+    return best / 20;
+}
+
+static void copy_with_memcpy(void *d, const void *s, size_t n) { memcpy(d, s, n); }
+static void copy_with_coll_memcpy(void *d, const void *s, size_t n) { coll_memcpy(d, s, n); }
+
+/* A block landing 1-15 bytes past its source modulo 64 (an odd block size in an allgather or
+   gather receive buffer) copies about as fast as an aligned one: within 3x of memcpy's aligned
+   time (fastest of 200 runs each, so a busy machine does not decide). glibc 2.36's memcpy on AMD
+   EPYC took 17x (rep movsb, 3.5 GB/s); where memcpy has no such case both are fast. */
+Test(copy, coll_memcpy_misaligned_near_aligned_speed)
+{
+    enum { N = 24577 };
+    unsigned char *src = aligned_alloc(4096, 2 * 4096 + N), *dst = aligned_alloc(4096, 2 * 4096 + N);
+    cr_assert(src && dst);
+    memset(src, 1, 2 * 4096 + N);
+    memset(dst, 2, 2 * 4096 + N);
+    double aligned = best_copy(copy_with_memcpy, dst, src, N, 0);
+    for (int off = 1; off < 64; off += 7) {
+        double t = best_copy(copy_with_coll_memcpy, dst, src, N, off);
+        cr_expect(t <= 3 * aligned + 50e-9, "dst + %d: %.3f us against %.3f aligned (memcpy: %.3f)", off, t * 1e6,
+                  aligned * 1e6, best_copy(copy_with_memcpy, dst, src, N, off) * 1e6);
+    }
+    free(src);
+    free(dst);
 }
