@@ -15,7 +15,7 @@ bool allreduce_staged_ok(const struct coll_args *a)
 
 void coll_stage_reduce(struct coll_args *a, size_t off, size_t n, char *dst)
 {
-    coll_memcpy(dst, coll_stage_half(a, a->size - 1) + off, n * a->esize);
+    memcpy(dst, coll_stage_half(a, a->size - 1) + off, n * a->esize);
     for (int p = a->size - 2; p >= 0; p--)
         op_reduce(a->op, a->basic, coll_stage_half(a, p) + off, dst, n);
 }
@@ -25,7 +25,7 @@ int allreduce_staged(struct coll_args *a)
     char *mine = coll_stage_begin(a, a->block);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
-    coll_memcpy(mine, a->sbuf, a->block); /* in place too: the input is read before rbuf is written */
+    memcpy(mine, a->sbuf, a->block); /* in place too: the input is read before rbuf is written */
     int st;
     CHECK_GOTO(coll_stage_publish(a), out);
     coll_stage_reduce(a, 0, a->count, a->rbuf);

@@ -13,7 +13,7 @@ int reduce_staged(struct coll_args *a)
     char *mine = coll_stage_begin(a, a->block);
     if (mine == NULL)
         return HINT_ERR_NOMEM;
-    coll_memcpy(mine, a->sbuf, a->block); /* the root's too: in place its input is rbuf */
+    memcpy(mine, a->sbuf, a->block); /* the root's too: in place its input is rbuf */
     coll_stage_post(a);
     if (a->rank != a->root)
         return HINT_SUCCESS; /* leaves without waiting: only the root can see a mismatch */
