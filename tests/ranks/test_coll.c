@@ -42,13 +42,24 @@ ParameterizedTestParameters(coll, algorithms)
     return cr_make_param_array(struct coll_case, cases, k, NULL);
 }
 
+/* Runs argv at np ranks (hintrun options opts, extra environment env) and expects exit status 0
+   and, when ok_line is given, that line in the output; `what` names the case in a failure. */
+static void run_ok(const char *const opts[], int np, const char *const argv[], const char *const env[],
+                   const char *ok_line, const char *what)
+{
+    struct job_result res;
+    cr_assert_eq(job_run(opts, np, argv, env, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%s, %d ranks: status %d:\n%s", what, np, res.status, res.output);
+    if (ok_line)
+        cr_expect(strstr(res.output, ok_line) != NULL, "%s, %d ranks: no '%s' line:\n%s", what, np, ok_line,
+                  res.output);
+    free(res.output);
+}
+
 ParameterizedTest(struct coll_case *c, coll, algorithms, .timeout = 900)
 {
     const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, c->np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%s with %d ranks failed (status %d):\n%s", c->op, c->np, res.status, res.output);
-    free(res.output);
+    run_ok(NULL, c->np, argv, NULL, NULL, c->op);
 }
 
 /* The same with every buffer off the shared heap: private mmaps at 3 ranks, a static array at 4. */
@@ -74,11 +85,7 @@ ParameterizedTest(struct coll_mmap_case *c, coll, algorithms_off_heap, .timeout 
 {
     const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     const char *const env[] = {c->np == 3 ? "HINT_TEST_BUFFERS=mmap" : "HINT_TEST_BUFFERS=static", NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%s with %d ranks, %s, failed (status %d):\n%s", c->op, c->np, env[0], res.status,
-                 res.output);
-    free(res.output);
+    run_ok(NULL, c->np, argv, env, NULL, env[0]);
 }
 
 /* Issue 13: every algorithm on groups made, freed and made again, each reusing the freed
@@ -130,10 +137,7 @@ ParameterizedTestParameters(coll, derived_more)
 ParameterizedTest(int *np, coll, derived_more, .timeout = 600)
 {
     const char *argv[] = {job_build_path("tests/ranks/typed_more"), NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "typed_more with %d ranks failed (status %d):\n%s", *np, res.status, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, NULL, NULL, "typed_more");
 }
 
 /* Collectives of 0 bytes (tests/ranks/empty_calls.c): success without touching a buffer, their
@@ -147,10 +151,7 @@ ParameterizedTestParameters(coll, empty_calls)
 ParameterizedTest(int *np, coll, empty_calls, .timeout = 300)
 {
     const char *argv[] = {job_build_path("tests/ranks/empty_calls"), NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "empty_calls with %d ranks failed (status %d):\n%s", *np, res.status, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, NULL, NULL, "empty_calls");
 }
 
 /* Issue 13: members that disagree get HINT_ERR_MISMATCH (tests/ranks/mismatch.c): the shared-heap
@@ -217,10 +218,7 @@ ParameterizedTest(struct copy_case *c, coll, alltoall_copy_modes, .timeout = 900
     snprintf(env, sizeof env, "HINT_COPY=%s", c->mode);
     const char *const extra[] = {env, NULL};
     const char *argv[] = {job_build_path("tests/ranks/coll_check"), "alltoall", NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
-    cr_expect_eq(res.status, 0, "alltoall, HINT_COPY=%s, %d ranks:\n%s", c->mode, c->np, res.output);
-    free(res.output);
+    run_ok(NULL, c->np, argv, extra, NULL, env);
 }
 
 /* HINT_AUTOTUNE=1: trials, then one order kept by every rank (tests/ranks/autotune.c). */
@@ -234,10 +232,7 @@ ParameterizedTest(int *np, coll, autotune, .timeout = 120)
 {
     const char *argv[] = {job_build_path("tests/ranks/autotune"), NULL};
     const char *const env[] = {"HINT_AUTOTUNE=1", NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, env, &res), 0);
-    cr_expect_eq(res.status, 0, "%d ranks:\n%s", *np, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, env, NULL, "autotune");
 }
 
 /* The copy orders with buffers of every kind on both sides (heap, stack, static, mmap; issue 23),
@@ -451,10 +446,7 @@ ParameterizedTest(struct morton_case *c, coll, morton_virtual_sockets, .timeout 
 {
     const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
     const char *const env[] = {c->np % 2 == 0 ? "HINT_VIRTUAL_SOCKETS=2" : "HINT_VIRTUAL_SOCKETS=1", NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, c->np, argv, env, &res), 0);
-    cr_expect_eq(res.status, 0, "%s with %d ranks, %s:\n%s", c->op, c->np, env[0], res.output);
-    free(res.output);
+    run_ok(NULL, c->np, argv, env, NULL, env[0]);
 }
 
 /* morton_numa with sockets from HINT_TOPO_FILE: interleaved (ranks 0 and 2 on one socket) and
@@ -479,10 +471,7 @@ ParameterizedTest(struct topo_case *c, coll, morton_numa_topology_files, .timeou
     snprintf(env, sizeof env, "HINT_TOPO_FILE=%s/tests/ranks/%s", root ? root : ".", c->file);
     const char *const extra[] = {env, NULL};
     const char *argv[] = {job_build_path("tests/ranks/coll_check"), c->op, NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, c->np, argv, extra, &res), 0);
-    cr_expect_eq(res.status, 0, "%s, %d ranks, %s:\n%s", c->op, c->np, c->file, res.output);
-    free(res.output);
+    run_ok(NULL, c->np, argv, extra, NULL, env);
 }
 
 /* Derived datatypes in alltoall and allgather, every algorithm (tests/ranks/typed_coll.c), on the
@@ -563,11 +552,7 @@ ParameterizedTest(int *np, coll, staged_chain, .timeout = 300)
     if (spans_nodes(*np))
         cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
     const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "chain", NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
-    cr_expect(strstr(res.output, "ok staged_mix chain") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, NULL, "ok staged_mix chain", "staged_mix chain");
 }
 
 /* The staging areas under interleaved rooted and all-to-all operations (tests/ranks/staged_mix.c). */
@@ -582,11 +567,7 @@ ParameterizedTest(int *np, coll, staged_interleavings, .timeout = 300)
     if (spans_nodes(*np))
         cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node (coll_check asserts they are refused)");
     const char *argv[] = {job_build_path("tests/ranks/staged_mix"), NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
-    cr_expect(strstr(res.output, "ok staged_mix") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, NULL, "ok staged_mix", "staged_mix");
 }
 
 /* A staging area that one rank alone cannot make (HINT_TEST_STAGE_NOMEM=R:N: rank R's first N
@@ -612,12 +593,7 @@ ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
     const char *opts[] = {"--timeout", "120", NULL};
     const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "nomem", bad, fails, NULL};
     const char *env[] = {hook, NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(opts, c->np, argv, env, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%d ranks, rank %d without areas %d times: status %d:\n%s", c->np, c->bad, c->fails,
-                 res.status, res.output);
-    cr_expect(strstr(res.output, "ok staged_mix nomem") != NULL, "%d ranks: no ok line:\n%s", c->np, res.output);
-    free(res.output);
+    run_ok(opts, c->np, argv, env, "ok staged_mix nomem", hook);
 }
 
 /* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
@@ -633,9 +609,5 @@ ParameterizedTest(int *np, coll, first_call_faults, .timeout = 300)
     if (spans_nodes(*np))
         cr_skip_test("HINT_TEST_NODES: the copy orders need one node");
     const char *argv[] = {job_build_path("tests/ranks/first_faults"), NULL};
-    struct job_result res;
-    cr_assert_eq(job_run(NULL, *np, argv, NULL, &res), 0, "could not start hintrun");
-    cr_expect_eq(res.status, 0, "%d ranks failed (status %d):\n%s", *np, res.status, res.output);
-    cr_expect(strstr(res.output, "ok first_faults") != NULL, "%d ranks: no ok line:\n%s", *np, res.output);
-    free(res.output);
+    run_ok(NULL, *np, argv, NULL, "ok first_faults", "first_faults");
 }
