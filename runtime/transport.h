@@ -130,7 +130,8 @@ const struct rt_transport *rt_sleeper(void);
 int rt_progress_hook_add(void (*hook)(void));
 void rt_progress_hook_remove(void (*hook)(void));
 /* Ask the started transports that are not the sleeper whether this rank may sleep, and how long
-   (sleep_arm's answer, the most restrictive of them): -1 poll again, 0 no bound, N > 0 ns. */
+   (sleep_arm's answer, the most restrictive of them): -1 poll again (after a yield), 0 no
+   bound, N > 0 ns. */
 long rt_sleep_arm(void);
 /* The HINT_P2P_STATS counts of the transports after the sleeper's (", ofi N"), into buf. */
 void rt_transport_stats(char *buf, size_t len);

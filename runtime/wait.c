@@ -124,8 +124,10 @@ void rt_wait_until(bool (*done)(void *), void *arg)
                HINT_HANG_TIMEOUT it also bounds how late the report comes. A transport that
                cannot ring the doorbell (the network without a wait object) bounds it too. */
             long bound = rt_sleep_arm(), t = sleep_ns(waited);
-            if (bound < 0)
+            if (bound < 0) {
+                sched_yield(); /* poll again, but let the ranks sharing this core run */
                 continue;
+            }
             sleeper->sleep(seen, bound > 0 && bound < t ? bound : t, done, arg);
         }
     }

@@ -29,12 +29,6 @@
 
 /* The longest a rank sleeps when the network cannot ring its doorbell. */
 #define OFI_POLL_SLEEP_NS (200 * 1000L)
-/* ... and while a provider with manual data progress (tcp;ofi_rxm, net) moves bytes of this
-   rank's (data operations, a large eager send, a buffer registered for a peer's reads): such a
-   provider writes the socket only when called, so a sender asleep for good while its 4 MiB went
-   out would hold them in its buffer until woken; 50 us at a few GB/s is less than a socket's
-   send buffer drains. */
-#define OFI_MOVE_SLEEP_NS (50 * 1000L)
 
 struct ofi_state ofi = {.wait_fd = -1};
 
@@ -432,7 +426,6 @@ static int ofi_init(void)
     }
     ofi.mr_mode = ofi.info->domain_attr->mr_mode;
     ofi.mr_local = (ofi.mr_mode & FI_MR_LOCAL) != 0;
-    ofi.manual_progress = ofi.info->domain_attr->data_progress != FI_PROGRESS_AUTO;
     ofi.rma = (ofi.info->caps & (FI_RMA | FI_READ | FI_REMOTE_READ)) == (FI_RMA | FI_READ | FI_REMOTE_READ);
     ofi.next_key = 1;
     ofi.chunk = ofi.info->ep_attr->max_msg_size;
@@ -503,8 +496,15 @@ static long ofi_sleep_arm(void)
         return 0;
     if (ofi.wait_fd < 0 || ofi_p2p_busy() || wait_fd_stuck())
         return OFI_POLL_SLEEP_NS;
-    if (ofi.manual_progress && ofi_p2p_moving())
-        return OFI_MOVE_SLEEP_NS;
+    /* Poll (with a yield between passes) instead of sleeping while bytes of this rank's move
+       (data operations, a large eager send, a buffer registered for a peer's reads), and, when
+       the node's ranks fit its cores, while anything of this rank's is in flight or posted: a
+       provider with manual data progress (tcp;ofi_rxm, net) moves the socket only inside this
+       rank's calls, and a sleeper's wake through the wait fd and the watcher costs more than a
+       message. Across two namespace hosts a 4 MiB ping-pong took 1.73-1.80x fi_pingpong's time
+       with sleeps (of at most 50 us while moving), 1.12x with this (docs/BENCHMARKS.md). */
+    if (ofi_p2p_moving() || (!rt.boot.oversubscribed && (ofi_p2p_pending() > 0 || rt_match_posted() > 0)))
+        return -1;
     struct fid *f = &ofi.cq->fid;
     int rc = fi_trywait(ofi.fabric, &f, 1);
     if (rc == -FI_EAGAIN)

@@ -90,7 +90,6 @@ struct ofi_state {
     struct fid_cq *cq;
     struct fid_ep *ep;
     bool mr_local;           /* the provider needs registered buffers (FI_MR_LOCAL) */
-    bool manual_progress;    /* data moves only inside our calls (FI_PROGRESS_MANUAL) */
     bool rma;                /* the endpoint has FI_RMA reads (large messages go by fi_read) */
     uint64_t mr_mode;        /* the provider's registration rules (FI_MR_*) */
     uint64_t next_key;       /* the next key we choose for a region (without FI_MR_PROV_KEY) */
