@@ -20,6 +20,7 @@ struct shared {
     _Alignas(64) _Atomic unsigned long turn; /* the one line that travels */
     char pad[64 - sizeof(unsigned long)];
     _Alignas(64) _Atomic int ready;          /* start line, away from `turn` */
+    _Atomic int unbound;                     /* a side could not bind: neither plays */
 };
 
 struct side {
@@ -43,9 +44,15 @@ static void *play(void *arg)
 {
     struct side *me = arg;
     me->bound = bind_to(me->core);
+    if (!me->bound)
+        atomic_store(&me->s->unbound, 1);
     atomic_fetch_add(&me->s->ready, 1);
     while (atomic_load(&me->s->ready) < 2)
         ;
+    /* Unbound, both threads may share one core, where each hand-off waits for a preemption
+       (milliseconds): the round would take minutes to measure nothing. */
+    if (atomic_load(&me->s->unbound))
+        return NULL;
     unsigned long v = (unsigned long)me->first;
     for (unsigned long i = 0; i < me->trips; i++) {
         while (atomic_load_explicit(&me->s->turn, memory_order_acquire) != v)
@@ -70,6 +77,7 @@ static double one_round(int a, int b, unsigned long trips)
     static struct shared s;
     atomic_store(&s.turn, 0);
     atomic_store(&s.ready, 0);
+    atomic_store(&s.unbound, 0);
     struct side sa = {&s, a, trips, 0, 0}, sb = {&s, b, trips, 1, 0};
     pthread_t ta, tb;
     double t0 = now_ns();

@@ -83,8 +83,8 @@ __attribute__((target("avx512f"))) static void nt_avx512(void *dst, const void *
     }
     memcpy(d + i, s + i, n - i);
 }
-/* coll_memcpy's loop: the destination aligned with one plain copy, then 128 bytes a step with
-   unaligned loads and aligned (temporal) stores, the tail plainly. */
+/* coll_memcpy's loop: the destination aligned with one plain copy, then 64 bytes a step (128
+   in vec_avx2) with unaligned loads and aligned (temporal) stores, the tail plainly. */
 static void vec_sse2(void *dst, const void *src, size_t n)
 {
     size_t i = head(dst, src, n, 16);

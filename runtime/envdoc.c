@@ -66,7 +66,9 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "microseconds a waiting rank spins (pause loop) before it polls with sched_yield"},
     {.name = "HINT_WAIT_YIELD_US", .kind = RT_ENV_INT, .dflt = "1000", .note = "(200 when oversubscribed)",
      .min = 0, .max = 10000000,
-     .meaning = "microseconds a waiting rank polls with sched_yield before it sleeps on a futex"},
+     .meaning = "microseconds a waiting rank polls with sched_yield before it sleeps on a futex; in a job across "
+                "nodes it goes on polling while its bytes move between nodes and, where its node's ranks fit the "
+                "cores, for 10 ms after the network's last completion (docs/RUNTIME.md)"},
     {.name = "HINT_SHM_BUDGET", .kind = RT_ENV_SIZE, .dflt = "48M", .min = MIB, .max = TIB,
      .meaning = "bytes of the node segment for point-to-point channels; sets the cell size (256 B to 32 KiB)"},
     {.name = "HINT_HEAP", .kind = RT_ENV_ENUM, .dflt = "shared", .choices = NAMES("shared", "private"),

@@ -271,8 +271,10 @@ static void nomem_neighbors(int bad, int fails)
    its calls in coll_stage_begin only (the ring of heads is full); it sleeps 2 ms every 16th call,
    and every wait not done at once sleeps (HINT_WAIT_YIELD_US=0). Its posts must wake them (the
    slot's count of ahead waiters), not the 100 ms futex timeout: on rank 0 the second fastest of
-   8 blocks of 64 calls takes under 60 ms (measured at load 50: about 13 ms at 3, 5 and 8 ranks;
-   over 100 ms when the count is not read). At 2 ranks, which spin 50 us before sleeping, the loaded machine
+   8 blocks of 64 calls takes under 95 ms (measured at load 50: about 13 ms at 3, 5 and 8 ranks;
+   over 100 ms when the count is not read, since one missed wake costs the whole timeout). The
+   bound sits just under one timeout, not near the 13 ms, so that a slow sanitizer build on a
+   loaded machine does not fail it while a missed wake still does. At 2 ranks, which spin 50 us before sleeping, the loaded machine
    alone made 30-250 ms with every member woken, so only the results are checked there. */
 static int cmp_double(const void *x, const void *y)
 {
@@ -310,7 +312,7 @@ static void chain(void)
     if (me == 0)
         printf("chain: a block of %d calls %.1f ms (second fastest of %d; slowest %.1f)\n", CALLS, low * 1e3,
                BLOCKS - 1, t[BLOCKS - 1] * 1e3);
-    if (me == 0 && P > 2 && low > 0.060)
+    if (me == 0 && P > 2 && low > 0.095)
         RC_FAIL("chain: a block of %d calls took %.1f ms (second fastest): the sleeping rank's post woke nobody?",
                 CALLS, low * 1e3);
 }

@@ -29,6 +29,9 @@
 
 /* The longest a rank sleeps when the network cannot ring its doorbell. */
 #define OFI_POLL_SLEEP_NS (200 * 1000L)
+/* How long after the network's last completion a waiting rank with requests out keeps polling
+   instead of sleeping (ofi_sleep_arm): longer than a 4 MiB message takes between hosts. */
+#define OFI_ACTIVE_POLL_NS (10 * 1000 * 1000L)
 
 struct ofi_state ofi = {.wait_fd = -1};
 
@@ -487,6 +490,24 @@ static bool wait_fd_stuck(void)
     return W.idle_rings >= 2;
 }
 
+/* Did this rank read a completion in the last OFI_ACTIVE_POLL_NS? Asked only where a wait has
+   passed its spin and yield windows, so the clock read costs nothing on a fast path; a count
+   that moved since the last question counts as now. */
+static bool network_active_recently(void)
+{
+    static unsigned long seen;
+    static long active_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long now = ts.tv_sec * 1000000000L + ts.tv_nsec;
+    unsigned long done = ofi_completions();
+    if (done != seen) {
+        seen = done;
+        active_ns = now;
+    }
+    return now - active_ns < OFI_ACTIVE_POLL_NS;
+}
+
 /* -1: completions are waiting (read them); 0: the watcher rings the bell at the next one;
    a bound when nothing can ring it (no wait fd, one that stays readable, or sends waiting for
    the provider's queues). */
@@ -497,13 +518,15 @@ static long ofi_sleep_arm(void)
     if (ofi.wait_fd < 0 || ofi_p2p_busy() || wait_fd_stuck())
         return OFI_POLL_SLEEP_NS;
     /* Poll (with a yield between passes) instead of sleeping while bytes of this rank's move
-       (data operations, a large eager send, a buffer registered for a peer's reads), and, when
-       the node's ranks fit its cores, while anything of this rank's is in flight or posted: a
-       provider with manual data progress (tcp;ofi_rxm, net) moves the socket only inside this
-       rank's calls, and a sleeper's wake through the wait fd and the watcher costs more than a
-       message. Across two namespace hosts a 4 MiB ping-pong took 1.73-1.80x fi_pingpong's time
-       with sleeps (of at most 50 us while moving), 1.12x with this (docs/BENCHMARKS.md). */
-    if (ofi_p2p_moving() || (!rt.boot.oversubscribed && (ofi_p2p_pending() > 0 || rt_match_posted() > 0)))
+       (data operations, a large eager send), and, when the node's ranks fit its cores, while a
+       request is in flight or a receive posted and the network completed something in the last
+       OFI_ACTIVE_POLL_NS: a provider with manual data progress (tcp;ofi_rxm, net) moves the
+       socket only inside this rank's calls, and a sleeper's wake through the wait fd and the
+       watcher costs more than a message. Across two namespace hosts a 4 MiB ping-pong took
+       1.73-1.80x fi_pingpong's time with sleeps, 1.12x without (docs/BENCHMARKS.md). A rank
+       that waits longer for a peer still computing sleeps once the network has been quiet. */
+    if (ofi_p2p_moving() || (!rt.boot.oversubscribed && (ofi_p2p_pending() > 0 || rt_match_posted() > 0) &&
+                             network_active_recently()))
         return -1;
     struct fid *f = &ofi.cq->fid;
     int rc = fi_trywait(ofi.fabric, &f, 1);

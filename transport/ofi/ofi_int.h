@@ -107,7 +107,7 @@ int ofi_p2p_init(void);
 void ofi_p2p_fini(void);
 int ofi_p2p_pending(void);
 bool ofi_p2p_busy(void);     /* sends wait for the provider (-FI_EAGAIN): poll, do not sleep */
-bool ofi_p2p_moving(void);   /* bytes of this rank's in flight, or registered for a peer's reads */
+bool ofi_p2p_moving(void);   /* data operations or large eager sends of this rank's in flight */
 void ofi_isend(struct hint_request_s *r);
 bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
 void ofi_deliver(struct hint_request_s *r, int src, void *msg);

@@ -111,7 +111,7 @@ unsigned long long ofi_sent_bytes(void) { return sent_bytes; }
 unsigned long ofi_completions(void) { return completions; }
 int ofi_p2p_pending(void) { return P.pending; }
 bool ofi_p2p_busy(void) { return P.stalled != NULL || P.retry_head != NULL; }
-bool ofi_p2p_moving(void) { return P.moving > 0 || P.read_pinned > 0; }
+bool ofi_p2p_moving(void) { return P.moving > 0; }
 
 static void out_of_memory(const char *what, size_t n)
 {
@@ -159,12 +159,13 @@ static int submit(struct ofi_op *op)
 {
     int rc;
     switch (op->type) {
-    case OP_RX:
+    case OP_RX: {
         struct rx_pool *pl = &P.pool[op->pool];
         rc = (int)fi_trecv(ofi.ep, op->buf, pl->slot, pl->desc, FI_ADDR_UNSPEC, pl->tag, 0, op);
         if (rc == 0)
             pl->posted++;
         return rc;
+    }
     case OP_DATA_TX:
         return (int)fi_tsend(ofi.ep, op->buf, op->len, op->desc, op->addr, op->tag, op);
     case OP_READ:
