@@ -261,17 +261,24 @@ static bool is_large(const struct hint_request_s *r)
     return !r->sync && r->bytes <= lim;
 }
 
+/* Where r's n bytes travel from or to: the user's buffer, or a packed copy for a
+   non-contiguous type (packed now when it is leaving). */
+static char *transfer_buffer(struct hint_request_s *r, size_t n, bool leaving)
+{
+    if (r->contig)
+        return r->buf;
+    if ((r->tp_bounce = malloc(n)) == NULL)
+        out_of_memory("a packed copy of a derived-type message", n);
+    if (leaving)
+        rq_pack(r, 0, r->tp_bounce, n);
+    return r->tp_bounce;
+}
+
 /* A large eager message's payload: the user's buffer (a packed copy for a derived type),
    registered when the provider needs it; false when a registration failed (said). */
 static bool large_payload(struct hint_request_s *r, struct ofi_op *op)
 {
-    char *buf = r->buf;
-    if (!r->contig) {
-        if ((r->tp_bounce = malloc(r->bytes)) == NULL)
-            out_of_memory("a packed copy of a derived-type message", r->bytes);
-        rq_pack(r, 0, r->tp_bounce, r->bytes);
-        buf = r->tp_bounce;
-    }
+    char *buf = transfer_buffer(r, r->bytes, true);
     if (ofi_register(buf, r->bytes, FI_SEND, (struct fid_mr **)&r->tp_mr, &op->paydesc)) {
         free(r->tp_bounce);
         r->tp_bounce = NULL;
@@ -288,13 +295,7 @@ static bool expose_for_read(struct hint_request_s *r, struct ofi_rdv *v)
 {
     if (!ofi.rma || r->bytes == 0 || r->bytes < P.read_min || P.read_pinned + r->bytes > OFI_READ_PINNED_MAX)
         return false;
-    char *buf = r->buf;
-    if (!r->contig) {
-        if ((r->tp_bounce = malloc(r->bytes)) == NULL)
-            out_of_memory("a packed copy of a derived-type message", r->bytes);
-        rq_pack(r, 0, r->tp_bounce, r->bytes);
-        buf = r->tp_bounce;
-    }
+    char *buf = transfer_buffer(r, r->bytes, true);
     void *desc;
     uint64_t key;
     if (ofi_register_key(buf, r->bytes, FI_REMOTE_READ, (struct fid_mr **)&r->tp_mr, &desc, &key)) {
@@ -462,19 +463,6 @@ void ofi_isend(struct hint_request_s *r)
 }
 
 /* ---- rendezvous data ---- */
-
-/* Where r's n bytes travel from or to: the user's buffer, or a packed copy for a
-   non-contiguous type (packed now when it is leaving). */
-static char *transfer_buffer(struct hint_request_s *r, size_t n, bool leaving)
-{
-    if (r->contig)
-        return r->buf;
-    if ((r->tp_bounce = malloc(n)) == NULL)
-        out_of_memory("a packed copy of a derived-type message", n);
-    if (leaving)
-        rq_pack(r, 0, r->tp_bounce, n);
-    return r->tp_bounce;
-}
 
 /* Post the n bytes at buf as operations of at most ofi.chunk bytes: a data chunk k carries tag
    | k; a read's chunk k reads from raddr + k * ofi.chunk under the remote key `tag`. */
