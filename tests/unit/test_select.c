@@ -95,10 +95,24 @@ Test(select, switch_points_at_two_ranks)
     cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6144), "staged");
     cr_expect_str_eq(coll_default_name(COLL_ALLTOALL, 8, 6145), "hilbert");
     for (int P = 3; P <= 8; P++) {
-        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 24576), "staged", "P=%d", P);
-        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 24577), "linear", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_ALLGATHER, P, 24576), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_ALLGATHER, P, 24577), "morton", "P=%d", P);
+    }
+    /* the remaining cliffs at 3-8 ranks (docs/BENCHMARKS.md "Remaining cliffs"): gather staged as
+       far as its area allows up to 40 KiB, then the heap, not linear (whose senders wait for the
+       root: 6.8-8.7x); reduce staged to 16 KiB, then the heap, not binomial (1.3-2x);
+       reduce_scatter_block staged to 2 KiB; bcast's cells to 32 KiB, not 16 (3-3.5x) */
+    for (int P = 3; P <= 8; P++) {
+        size_t g = coll_stage_area(P) < 40960 ? coll_stage_area(P) : 40960;
+        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, g), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, g + 1), "heap", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 131071), "heap", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, 16384), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, 16392), "heap", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2048), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2056), "heap", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 32768), "shm", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 32769), "heap", "P=%d", P);
     }
 }
 
