@@ -106,6 +106,9 @@ void coll_stage_post(struct coll_args *a);
    allowed): the ones that wait for this call's post (a neighbourhood call's out-neighbours).
    Every member is woken when one waits in coll_stage_begin for a call this post may end. */
 void coll_stage_post_to(struct coll_args *a, const int *members, int n);
+/* Instead of begin and post: this rank cannot take part in the call (its own set-up ran out of
+   memory), and the members that wait for its post return HINT_ERR_NOMEM. */
+void coll_stage_fail(struct coll_args *a);
 /* Wait until member p (every member) has posted the call: HINT_ERR_MISMATCH when a member
    staged a call with another signature (then its blocks must not be read). */
 int coll_stage_wait(struct coll_args *a, int p);

@@ -6,6 +6,8 @@
 #ifndef HINT_COLLECTIVES_NEIGHBOR_H
 #define HINT_COLLECTIVES_NEIGHBOR_H
 
+#include <stdbool.h>
+
 #include "hint.h"
 #include "topology/vtopo.h"
 
@@ -29,12 +31,17 @@ struct neighbor_cache {
     struct morton_plan *morton;
     struct staged_matches *staged;
     struct staged_plan *plan;
+    int staged_maxd;        /* the group's largest degree, learnt by the exchange of staged's matches */
+    bool staged_lost;       /* that exchange ran but its matches could not be kept: never run it again */
+    unsigned plan_tries;    /* HINT_TEST_NEIGHBOR_NOMEM */
 };
 /* The group's cache, made empty on first use; NULL when out of memory. */
 struct neighbor_cache *neighbor_cache_of(hint_group g);
 void neighbor_morton_plan_free(struct morton_plan *m);
-/* This rank's matches (collective over g: every member calls it together); *out freed with free_matches. */
-int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out);
+/* This rank's matches (collective over g: every member calls it together); *out freed with free_matches.
+   *maxd: the group's largest degree, also when this rank could not keep its matches (HINT_ERR_NOMEM
+   once the lists were exchanged), so it still chooses by size as the others do. */
+int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out, int *maxd);
 void neighbor_staged_matches_free(struct staged_matches *m);
 void neighbor_staged_plan_free(struct staged_plan *p);
 

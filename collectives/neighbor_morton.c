@@ -127,9 +127,9 @@ void neighbor_staged_matches_free(struct staged_matches *m)
 /* Every rank checks every rank's slots (the lists are the same on all after the exchange), so an
    invalid graph fails on all ranks alike instead of leaving the others waiting for one that
    returned. */
-int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out)
+int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out, int *maxd)
 {
-    int m, *in = NULL, *outl = NULL;
+    int m = 0, *in = NULL, *outl = NULL;
     struct staged_matches *sm = calloc(1, sizeof *sm);
     if (sm != NULL)
         sm->from_slot = malloc(((size_t)l->indegree + 1) * sizeof(int));
@@ -151,6 +151,7 @@ int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct st
             sm->from_slot[i] = -1;
     free(in);
     free(outl);
+    *maxd = m;
     if (st != HINT_SUCCESS) {
         neighbor_staged_matches_free(sm);
         return st;

@@ -29,11 +29,13 @@
  * sleeper check per out-neighbour (every member's before: 1370 -> 1200 instructions per call at
  * P=8 and 1615 -> 1250 at P=16 on a 2-D cart, 8 B, bench/call-instructions.py).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "collectives/algs.h"
 #include "collectives/neighbor.h"
 #include "datatype/datatype.h"
+#include "runtime/runtime.h"
 #include "topology/vtopo.h"
 
 bool neighbor_staged_ok(const struct coll_args *a)
@@ -126,52 +128,110 @@ static int distinct(const int *list, int n, int me, int *out)
     return k;
 }
 
-/* The group's plan (and, for alltoall, its matches: collective, every rank stages alike), made on
-   the first call. */
-static int plan_of(struct coll_args *a, struct staged_plan **pp, struct staged_matches **mp)
+/* HINT_TEST_NEIGHBOR_NOMEM=RANK[:N]: world rank RANK cannot make the plan at its first N tries
+   (1 if N is not given) on each group, as when malloc fails. */
+static bool test_refuses(const struct coll_args *a, struct neighbor_cache *c)
 {
-    struct neighbor_cache *c = neighbor_cache_of(a->g);
-    if (c == NULL)
-        return HINT_ERR_NOMEM;
-    if (c->plan == NULL) {
-        struct staged_plan *p = calloc(1, sizeof *p);
-        int st = p == NULL ? HINT_ERR_NOMEM : vtopo_lists(a->g, &p->l);
-        if (st == HINT_SUCCESS && (p->ring = malloc(((size_t)p->l.outdegree + (size_t)p->l.indegree + 1) *
-                                                    sizeof *p->ring)) == NULL)
-            st = HINT_ERR_NOMEM;
-        if (st != HINT_SUCCESS) {
-            neighbor_staged_plan_free(p);
-            return st;
-        }
-        p->nring = distinct(p->l.dests, p->l.outdegree, a->rank, p->ring);
-        p->wait = p->ring + p->nring;
-        p->nwait = distinct(p->l.sources, p->l.indegree, a->rank, p->wait);
-        c->plan = p;
+    static int rank = -2;
+    static unsigned tries;
+    if (rank == -2) {
+        const char *v = rt_cfg_str("HINT_TEST_NEIGHBOR_NOMEM");
+        rank = -1;
+        tries = 1;
+        if (v != NULL && *v != '\0' && sscanf(v, "%d:%u", &rank, &tries) < 1)
+            rank = -1;
     }
-    *pp = c->plan;
+    return rank >= 0 && a->g->world[a->rank] == rank && c->plan_tries++ < tries;
+}
+
+static int make_plan(struct coll_args *a, struct neighbor_cache *c)
+{
+    struct staged_plan *p = test_refuses(a, c) ? NULL : calloc(1, sizeof *p);
+    int st = p == NULL ? HINT_ERR_NOMEM : vtopo_lists(a->g, &p->l);
+    if (st == HINT_SUCCESS &&
+        (p->ring = malloc(((size_t)p->l.outdegree + (size_t)p->l.indegree + 1) * sizeof *p->ring)) == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st != HINT_SUCCESS) {
+        neighbor_staged_plan_free(p);
+        return st;
+    }
+    p->nring = distinct(p->l.dests, p->l.outdegree, a->rank, p->ring);
+    p->wait = p->ring + p->nring;
+    p->nwait = distinct(p->l.sources, p->l.indegree, a->rank, p->wait);
+    c->plan = p;
+    return HINT_SUCCESS;
+}
+
+/* The group's plan and, for alltoall, its matches, made on the first call. The matches come from
+   an exchange of every rank's lists, collective, so it runs first and once whatever fails here:
+   a rank that could not keep them fails every later call instead of asking the others again. The
+   plan is this rank's alone: made again at the next call after a failure. */
+static int plan_of(struct coll_args *a, struct neighbor_cache *c, struct staged_plan **pp, struct staged_matches **mp)
+{
+    int st = HINT_SUCCESS;
     *mp = NULL;
-    if (a->op_id != COLL_NEIGHBOR_ALLTOALL)
-        return HINT_SUCCESS;
-    int st = c->staged ? HINT_SUCCESS : neighbor_staged_matches(a->g, &c->plan->l, &c->staged);
-    *mp = c->staged;
-    return st;
+    if (a->op_id == COLL_NEIGHBOR_ALLTOALL) {
+        if (c->staged == NULL && !c->staged_lost) {
+            struct vtopo_lists l;
+            if ((st = vtopo_lists(a->g, &l)) == HINT_SUCCESS)
+                st = neighbor_staged_matches(a->g, &l, &c->staged, &c->staged_maxd);
+            c->staged_lost = st == HINT_ERR_NOMEM;
+            if (st != HINT_SUCCESS)
+                return st;
+        }
+        if (c->staged_lost)
+            return HINT_ERR_NOMEM;
+        *mp = c->staged;
+    }
+    if (c->plan == NULL && (st = make_plan(a, c)) != HINT_SUCCESS)
+        return st;
+    *pp = c->plan;
+    return HINT_SUCCESS;
+}
+
+/* Bytes every rank stages: one block, or (alltoall) as many as the group's largest out-degree, the
+   same on every rank, so is the choice of head, area or naive. */
+static size_t staged_bytes(const struct coll_args *a, int maxd)
+{
+    return a->op_id == COLL_NEIGHBOR_ALLTOALL ? (size_t)maxd * a->block : a->block;
+}
+
+static bool beyond_area(const struct coll_args *a, size_t staged)
+{
+    return a->size > 1 && staged > (size_t)a->size * coll_stage_block(a->size);
+}
+
+/* This rank has no plan (out of memory). Its out-neighbours wait for its post of the call, and
+   its call number must stay in step with theirs, so it stages the call as failed (the staging
+   areas' failure path: coll_stage_fail) and they return HINT_ERR_NOMEM with it instead of
+   waiting forever, or reading its next call's blocks as this one's. Where the others run naive
+   (blocks beyond an area), so does this rank: naive needs no plan. */
+static int plan_missing(struct coll_args *a, const struct neighbor_cache *c)
+{
+    int maxd = c != NULL ? c->staged_maxd : 0;
+    if ((a->op_id != COLL_NEIGHBOR_ALLTOALL || maxd > 0) && beyond_area(a, staged_bytes(a, maxd))) {
+        coll_record(a->op_id, "naive");
+        return neighbor_naive(a);
+    }
+    if (a->size > 1)
+        coll_stage_fail(a);
+    return HINT_ERR_NOMEM;
 }
 
 int neighbor_staged(struct coll_args *a)
 {
+    struct neighbor_cache *c = neighbor_cache_of(a->g);
     struct staged_plan *p;
     struct staged_matches *m;
-    int st = plan_of(a, &p, &m);
+    int st = c == NULL ? HINT_ERR_NOMEM : plan_of(a, c, &p, &m);
     if (st != HINT_SUCCESS)
-        return st;
+        return st == HINT_ERR_NOMEM ? plan_missing(a, c) : st; /* other errors: the same on every rank */
     const struct vtopo_lists *l = &p->l;
     size_t sbytes = l->outdegree > 0 ? a->sl.count * dt_size(a->sl.type) : 0;
     size_t rbytes = a->rl.count * dt_size(a->rl.type);
     int nblocks = m ? l->outdegree : 1;
-    /* what each rank stages: one block, or (alltoall) as many as the largest out-degree, the
-       same on every rank, so is the choice of head or area */
-    size_t staged = m ? (size_t)m->maxd * a->block : a->block;
-    if (a->size > 1 && staged > (size_t)a->size * coll_stage_block(a->size)) {
+    size_t staged = staged_bytes(a, m ? m->maxd : 0);
+    if (beyond_area(a, staged)) {
         coll_record(a->op_id, "naive"); /* every rank finds the same */
         return neighbor_naive(a);
     }

@@ -413,6 +413,18 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
     return (char *)data_of(a, s, s->area, e);
 }
 
+/* The call as failed: numbered as any (so this rank's calls stay in step with its peers'), its head
+   without a signature, which its readers take for HINT_ERR_NOMEM (same_calls), as they take a
+   missing area's flag; every member rung, since the caller may not know its readers. */
+void coll_stage_fail(struct coll_args *a)
+{
+    if (coll_stage_begin(a, 0) == NULL)
+        return; /* no areas either: the flag says so (make_areas) */
+    struct staging *s = coll_group_of(a->g)->stage.p;
+    head_of(s, s->area, s->epoch)->sig = 0;
+    coll_stage_post(a);
+}
+
 /* Members first .. last - 1 staged this call with the signature this rank's call has (the
    signature decides the size, so also whether the call is compact). A head without one is of a
    call its member had no areas for (they came later). */

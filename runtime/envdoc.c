@@ -138,6 +138,10 @@ const struct rt_env_var rt_env_vars[] = {
      .meaning = "test hook, RANK[:N]: world rank RANK finds no room on the shared heap for its staging areas at its "
                 "first N tries (default 1) on each group, as with a full partition: its staged collectives fail with "
                 "HINT_ERR_NOMEM, and so do those of the members that wait for it, until a try succeeds"},
+    {.name = "HINT_TEST_NEIGHBOR_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "test hook, RANK[:N]: world rank RANK cannot allocate the staged neighbourhood algorithm's plan at its "
+                "first N tries (default 1) on each group: its neighbor_allgather and neighbor_alltoall staged fail with "
+                "HINT_ERR_NOMEM, and so do those of its out-neighbours, until a try succeeds"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

@@ -10,6 +10,7 @@
  * finds no room for its staging areas in its first N calls; every rank must return from each,
  * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work;
  * neighbor_allgather and neighbor_alltoall staged on a ring too (R and the ranks that list it fail).
+ * `staged_mix neighbor_nomem R N` (with HINT_TEST_NEIGHBOR_NOMEM=R:N): see neighbor_nomem() below.
  * `staged_mix chain`: see chain() below.
  */
 #include <stdbool.h>
@@ -266,6 +267,43 @@ static void nomem_neighbors(int bad, int fails)
     }
 }
 
+/* `staged_mix neighbor_nomem R N` (with HINT_TEST_NEIGHBOR_NOMEM=R:N): rank R cannot make the
+   staged neighbourhood plan in its first N calls on each group. An alltoall whose blocks fit a
+   staging area but whose two blocks per rank do not runs naive on every rank, R too (naive
+   needs no plan): every call works. Small blocks: R and the ranks that list it fail, the others
+   finish, and the calls after them are right (nomem_neighbors). Before, R returned alone: its
+   peers waited for its post forever, or read its next call's blocks as this one's. */
+static void neighbor_nomem(int bad, int fails)
+{
+    int dims[1] = {P}, periods[1] = {1}, me = rc_rank;
+    int left = (me + P - 1) % P, right = (me + 1) % P;
+    long n = (P <= 8 ? P * 8192L : 65536L) * 3 / 4 / (long)sizeof(long); /* 3/4 of an area (algs.h) */
+    long *sb = malloc(2 * (size_t)n * sizeof(long)), *rb = malloc(2 * (size_t)n * sizeof(long));
+    RC_CHECK(sb != NULL && rb != NULL);
+    RC_OK(hint_coll_set("neighbor_alltoall", "staged"));
+    hint_group cart;
+    RC_OK(hint_cart_create(HINT_WORLD, 1, dims, periods, 0, &cart));
+    RC_OK(hint_group_set_errhandler(cart, HINT_ERRORS_RETURN));
+    for (int k = 0; k < fails + 2; k++) {
+        for (long i = 0; i < n; i++) {
+            sb[i] = val(me, left, k) + i;
+            sb[n + i] = val(me, right, k) + i;
+        }
+        int st = hint_neighbor_alltoall(sb, (int)n, HINT_LONG, rb, (int)n, HINT_LONG, cart);
+        if (st != HINT_SUCCESS)
+            RC_FAIL("neighbor_alltoall of %ld-byte blocks, call %d (rank %d without a plan): %s", n * 8, k, bad,
+                    hint_strerror(st));
+        long l = val(left, me, k), r = val(right, me, k);
+        if (rb[0] != l || rb[n - 1] != l + n - 1 || rb[n] != r || rb[2 * n - 1] != r + n - 1)
+            RC_FAIL("neighbor_alltoall of %ld-byte blocks, call %d: got %ld %ld, expected %ld %ld", n * 8, k, rb[0],
+                    rb[n], l, r);
+    }
+    RC_OK(hint_group_free(&cart));
+    free(sb);
+    free(rb);
+    nomem_neighbors(bad, fails);
+}
+
 /* `staged_mix chain`: neighbor_allgather staged on the chain 0 -> 1 -> ... -> P-1. Rank 0 waits
    for nobody and the last rank wakes nobody (no out-neighbours), so the ranks ahead of it wait for
    its calls in coll_stage_begin only (the ring of heads is full); it sleeps 2 ms every 16th call,
@@ -338,6 +376,13 @@ int main(int argc, char **argv)
         RC_OK(hint_finalize());
         if (rc_rank == 0)
             printf("ok staged_mix nomem\n");
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "neighbor_nomem") == 0) {
+        neighbor_nomem(atoi(argv[2]), atoi(argv[3]));
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok staged_mix neighbor_nomem\n");
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "chain") == 0) {

@@ -596,6 +596,30 @@ ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
     run_ok(opts, c->np, argv, env, "ok staged_mix nomem", hook);
 }
 
+/* A staged neighbourhood plan that one rank cannot allocate (HINT_TEST_NEIGHBOR_NOMEM=R:N): that
+   rank and its out-neighbours return HINT_ERR_NOMEM, the others finish, and the calls after them
+   are right (staged_mix neighbor_nomem). Before, the rank returned alone and its peers waited for
+   its post (hintrun's --timeout ended the job) or read its next call's blocks. */
+ParameterizedTestParameters(coll, staged_neighbor_nomem)
+{
+    static struct nomem_case cs[] = {{2, 0, 1}, {2, 1, 3}, {3, 2, 1}, {4, 3, 2}, {5, 0, 1}, {8, 5, 3}};
+    return cr_make_param_array(struct nomem_case, cs, sizeof cs / sizeof cs[0]);
+}
+
+ParameterizedTest(struct nomem_case *c, coll, staged_neighbor_nomem, .timeout = 300)
+{
+    if (spans_nodes(c->np))
+        cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
+    char bad[16], fails[16], hook[64];
+    snprintf(bad, sizeof bad, "%d", c->bad);
+    snprintf(fails, sizeof fails, "%d", c->fails);
+    snprintf(hook, sizeof hook, "HINT_TEST_NEIGHBOR_NOMEM=%d:%d", c->bad, c->fails);
+    const char *opts[] = {"--timeout", "120", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "neighbor_nomem", bad, fails, NULL};
+    const char *env[] = {hook, NULL};
+    run_ok(opts, c->np, argv, env, "ok staged_mix neighbor_nomem", hook);
+}
+
 /* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
    (tests/ranks/first_faults.c; issue 18 item 3). */
 ParameterizedTestParameters(coll, first_call_faults)
