@@ -59,6 +59,7 @@
 #include "runtime/heap.h"
 #include "runtime/runtime.h"
 #include "runtime/shmfile.h"
+#include "runtime/thread.h"
 #include "runtime/transport.h"
 #include "topology/topology.h"
 
@@ -410,6 +411,7 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 static void *keeper_main(void *unused)
 {
     (void)unused;
+    rt_thread_own_files(reserve.fd, -1); /* the heap object, for fallocate */
     mi_heap_t *h = mi_heap_new_in_arena(arena);
     bool ok = h != NULL;
     char *mine = my_partition();

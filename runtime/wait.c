@@ -28,6 +28,9 @@ static long spin_ns, yield_ns, cores;
 static bool spin_given; /* HINT_WAIT_SPIN_US set: spin that long, whatever the transports */
 /* rt_wait_spin_ns's answer, and the hook count it was computed for (-1: not yet). */
 static long spin_effective;
+/* Polls per sched_yield once the spin is over (a power of two): 1, or WAIT_POLLS_PER_YIELD where only unseen
+   sharers of the cores (other "hosts") took the spin away (rt_wait_spin_ns). */
+static unsigned polls_per_yield = 1;
 static int spin_for_hooks = -1;
 /* Spinning a fast path did before it handed over to rt_wait_until (rt_wait_spun). */
 static long spun_ns;
@@ -53,12 +56,22 @@ void rt_wait_init(void)
    fi_pingpong's 6.9, and the same spin on a shared core 60.3: bench/netns/side_by_side.sh.) So
    while a transport that reaches other nodes has started, the ranks spin by default only when
    they and as many again still fit the cores they may use; a HINT_WAIT_SPIN_US given is kept (as
-   it is when oversubscribed), for hosts known to have their cores to themselves. */
+   it is when oversubscribed), for hosts known to have their cores to themselves.
+   Where the spin was taken away only for such sharers, a waiting rank still yields, but once every WAIT_POLLS_PER_YIELD polls instead of after each: across two namespace
+   hosts each pinned to its own core (bench/netns/side_by_side.sh --pin), as on real hosts with
+   hintrun's binding, the rank has its core to itself, and a sched_yield per poll (160-250 ns
+   here, about as long as the poll's own epoll_wait) made hint's polling loop take 390 ns
+   against fi_pingpong's 160, so an arrival waited longer to be seen. A sharer now waits at
+   most that many polls (a few us) for the core instead of one. */
+#define WAIT_POLLS_PER_YIELD 16 /* a power of two */
+
 long rt_wait_spin_ns(void)
 {
     if (rt_progress_list.n != spin_for_hooks) { /* a transport started (or a hook came or went) */
         spin_for_hooks = rt_progress_list.n;
-        spin_effective = !spin_given && rt_net_threads() && 2L * rt.boot.local_size > cores ? 0 : spin_ns;
+        bool unseen = !spin_given && rt_net_threads() && 2L * rt.boot.local_size > cores;
+        spin_effective = unseen ? 0 : spin_ns;
+        polls_per_yield = unseen && !rt.boot.oversubscribed ? WAIT_POLLS_PER_YIELD : 1;
     }
     return spin_effective;
 }
@@ -100,6 +113,7 @@ void rt_wait_until(bool (*done)(void *), void *arg)
         return;
     }
     long start = now_ns() - spun_ns, spin = rt_wait_spin_ns();
+    unsigned polls = 0;
     bool reported = false;
     const struct rt_transport *sleeper = rt_sleeper();
     trace.start_ns = start;
@@ -118,14 +132,18 @@ void rt_wait_until(bool (*done)(void *), void *arg)
                between polls before made an arrival wait up to 0.4 us to be seen. */
             rt_cpu_relax();
         } else if (waited < spin + yield_ns) {
-            sched_yield();
+            if ((++polls & (polls_per_yield - 1)) == 0)
+                sched_yield();
+            else
+                rt_cpu_relax();
         } else {
             /* The timeout only bounds the cost of a missed wake-up; none is expected. With
                HINT_HANG_TIMEOUT it also bounds how late the report comes. A transport that
                cannot ring the doorbell (the network without a wait object) bounds it too. */
             long bound = rt_sleep_arm(), t = sleep_ns(waited);
-            if (bound < 0) {
-                sched_yield(); /* poll again, but let the ranks sharing this core run */
+            if (bound < 0) { /* poll again, but let the ranks sharing this core run */
+                if ((++polls & (polls_per_yield - 1)) == 0)
+                    sched_yield();
                 continue;
             }
             sleeper->sleep(seen, bound > 0 && bound < t ? bound : t, done, arg);

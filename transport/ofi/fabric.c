@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
+#include "runtime/thread.h"
 #include "runtime/transport.h"
 #include "transport/ofi/ofi.h"
 #include "transport/ofi/ofi_int.h"
@@ -355,6 +356,7 @@ out:
 static void *watch(void *arg)
 {
     (void)arg;
+    rt_thread_own_files(W.epfd, W.evfd);
     for (;;) {
         struct epoll_event ev[2];
         int n = epoll_wait(W.epfd, ev, 2, -1);
