@@ -193,7 +193,7 @@ extern int coll_copy_override;
 static inline void copy_bytes(void *dst, const void *src, size_t n)
 {
     if (dst != src && n)
-        coll_memcpy(dst, src, n); /* memcpy, but for glibc's slow rep movsb (copy.h) */
+        rt_memcpy(dst, src, n); /* memcpy, but for glibc's slow rep movsb (runtime/memcopy.h) */
 }
 static inline bool is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
 

@@ -10,75 +10,19 @@
 #include <unistd.h>
 
 #include "collectives/copy.h"
+#include "runtime/copy_kernel.h"
+#include "runtime/memcopy.h"
 #include "runtime/runtime.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define COPY_X86 1
-#endif
 
 typedef void (*nt_fn)(void *dst, const void *src, size_t n);
 
-#ifdef COPY_X86
-/* Copy plainly up to the first `align`-aligned destination byte; returns bytes done. */
-static size_t head(void *dst, const void *src, size_t n, size_t align)
-{
-    size_t mis = (uintptr_t)dst & (align - 1), h = mis ? align - mis : 0;
-    if (h > n)
-        h = n;
-    memcpy(dst, src, h);
-    return h;
-}
-
-/* One copy kernel: the destination aligned with plain stores (head), then four vectors of W bytes
-   a step with unaligned loads (the source may have any alignment) and STORE, the tail plainly.
-   The non-temporal kernels stream (STORE a streaming store); coll_memcpy's temporal ones store
-   aligned, which glibc's rep movsb does at a seventeenth of the speed when the destination is
-   1-15 bytes off the source modulo 64 (copy.h). */
-#define COPY_KERNEL(NAME, ATTR, VT, W, LOAD, STORE)                                                        \
-    ATTR static void NAME(void *dst, const void *src, size_t n)                                            \
-    {                                                                                                      \
-        size_t i = head(dst, src, n, W);                                                                   \
-        char *d = dst;                                                                                     \
-        const char *s = src;                                                                               \
-        for (; i + 4 * (W) <= n; i += 4 * (W)) {                                                           \
-            VT a = LOAD((const void *)(s + i)), b = LOAD((const void *)(s + i + (W)));                     \
-            VT c = LOAD((const void *)(s + i + 2 * (W))), e = LOAD((const void *)(s + i + 3 * (W)));       \
-            STORE((void *)(d + i), a);                                                                     \
-            STORE((void *)(d + i + (W)), b);                                                               \
-            STORE((void *)(d + i + 2 * (W)), c);                                                           \
-            STORE((void *)(d + i + 3 * (W)), e);                                                           \
-        }                                                                                                  \
-        memcpy(d + i, s + i, n - i);                                                                       \
-    }
-
+#ifdef COPY_X86 /* runtime/copy_kernel.h: the loop rt_memcpy's temporal kernels use too */
 COPY_KERNEL(nt_sse2, , __m128i, 16, _mm_loadu_si128, _mm_stream_si128)
 COPY_KERNEL(nt_avx2, __attribute__((target("avx2"))), __m256i, 32, _mm256_loadu_si256, _mm256_stream_si256)
 COPY_KERNEL(nt_avx512, __attribute__((target("avx512f"))), __m512i, 64, _mm512_loadu_si512, _mm512_stream_si512)
-COPY_KERNEL(vec_sse2, , __m128i, 16, _mm_loadu_si128, _mm_store_si128)
-COPY_KERNEL(vec_avx2, __attribute__((target("avx2"))), __m256i, 32, _mm256_loadu_si256, _mm256_store_si256)
 #endif
 
 static void nt_plain(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
-
-static nt_fn vec_chosen;
-
-static void vec_first(void *dst, const void *src, size_t n)
-{
-    nt_fn f = nt_plain;
-#ifdef COPY_X86
-    __builtin_cpu_init();
-    f = __builtin_cpu_supports("avx2") ? vec_avx2 : vec_sse2;
-#endif
-    __atomic_store_n(&vec_chosen, f, __ATOMIC_RELAXED);
-    f(dst, src, n);
-}
-
-void coll_memcpy_vec(void *dst, const void *src, size_t n)
-{
-    nt_fn f = __atomic_load_n(&vec_chosen, __ATOMIC_RELAXED);
-    (f ? f : vec_first)(dst, src, n);
-}
 
 static nt_fn chosen;
 static const char *chosen_name = "memcpy";
@@ -128,11 +72,11 @@ void copy_fence(void)
 bool copy_hybrid(void *dst, const void *src, size_t n, size_t T, size_t R)
 {
     if (n < T || n <= R) {
-        coll_memcpy(dst, src, n); /* under T; or R covers the block (a block of exactly T while R = T):
+        rt_memcpy(dst, src, n); /* under T; or R covers the block (a block of exactly T while R = T):
                                 no non-temporal part, so the call's time says nothing about R */
         return false;
     }
-    coll_memcpy(dst, src, R);
+    rt_memcpy(dst, src, R);
     copy_nt((char *)dst + R, (const char *)src + R, n - R);
     return true;
 }

@@ -12,24 +12,9 @@
 #include <stdint.h>
 #include <string.h>
 
-enum copy_mode { COPY_HYBRID = 0, COPY_TEMPORAL = 1, COPY_NT = 2 };
+#include "runtime/memcopy.h" /* rt_memcpy, for the block copies */
 
-/* memcpy for the collectives' block copies (n bytes, no overlap). glibc 2.36 moves 2113 B to
-   1 MiB with `rep movsb` (its x86_rep_movsb_threshold 0x840 and rep_movsb_stop_threshold), which
-   on this machine's AMD EPYC runs at 3.5 GB/s instead of 57 when the destination lies 1-15
-   bytes past the source modulo 64 (1.4-1.9x slower at most other nonzero offsets): a 24577-byte
-   allgather block copied to rbuf + p * 24577 took 7.0 us instead of 0.42 (issue 18 item 4: most
-   of the "cliffs" measured at an odd first size of the upper algorithm). Blocks of more than
-   2 KiB whose destination and source differ modulo 64 go through a vector loop (unaligned loads,
-   aligned stores: 55-58 GB/s at every offset in cache), the rest to memcpy. */
-void coll_memcpy_vec(void *dst, const void *src, size_t n);
-static inline void coll_memcpy(void *dst, const void *src, size_t n)
-{
-    if (n > 2048 && (((uintptr_t)dst - (uintptr_t)src) & 63) != 0)
-        coll_memcpy_vec(dst, src, n);
-    else
-        memcpy(dst, src, n);
-}
+enum copy_mode { COPY_HYBRID = 0, COPY_TEMPORAL = 1, COPY_NT = 2 };
 
 /* Non-temporal copy with the widest streaming stores this CPU has (AVX-512, AVX2, SSE2; plain
    memcpy elsewhere), chosen once at run time. Call copy_fence() before other ranks may read. */

@@ -20,7 +20,7 @@ int gather_staged(struct coll_args *a)
     if (mine == NULL)
         return HINT_ERR_NOMEM;
     if (a->rank != a->root) {
-        coll_memcpy(mine, a->sbuf, a->block);
+        rt_memcpy(mine, a->sbuf, a->block);
         coll_stage_post(a);
         return HINT_SUCCESS;
     }
@@ -31,7 +31,7 @@ int gather_staged(struct coll_args *a)
         return st;
     for (int p = 0; p < a->size; p++)
         if (p != a->root)
-            coll_memcpy(a->rbuf + (size_t)p * a->block, coll_stage_half(a, p), a->block);
+            rt_memcpy(a->rbuf + (size_t)p * a->block, coll_stage_half(a, p), a->block);
     return HINT_SUCCESS;
 }
 
@@ -43,7 +43,7 @@ int scatter_staged(struct coll_args *a)
         return HINT_ERR_NOMEM;
     if (a->rank == a->root)
         for (int p = 0; p < a->size; p++)
-            coll_memcpy(mine + (size_t)p * stride, a->sbuf + (size_t)p * a->block, a->block);
+            rt_memcpy(mine + (size_t)p * stride, a->sbuf + (size_t)p * a->block, a->block);
     coll_stage_post(a);
     if (a->rank == a->root) {
         copy_bytes(a->rbuf, a->sbuf + (size_t)a->root * a->block, a->block);
@@ -52,6 +52,6 @@ int scatter_staged(struct coll_args *a)
     int st = coll_stage_wait(a, a->root);
     if (st != HINT_SUCCESS)
         return st;
-    coll_memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * stride, a->block);
+    rt_memcpy(a->rbuf, coll_stage_half(a, a->root) + (size_t)a->rank * stride, a->block);
     return HINT_SUCCESS;
 }

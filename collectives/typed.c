@@ -46,7 +46,7 @@ void coll_pack_block(const struct coll_args *a, int d, void *out)
     size_t done;
     struct dt_flat f, bytes = {0};
     if (a->sl.type == NULL)
-        coll_memcpy(out, coll_send_block(a, d), a->block);
+        rt_memcpy(out, coll_send_block(a, d), a->block);
     else if (flat_of(&a->sl, &f))
         dt_copy_flat(coll_send_block(a, d), &f, out, &bytes, a->block);
     else
@@ -58,7 +58,7 @@ void coll_unpack_block(const struct coll_args *a, int s, const void *in)
     size_t done;
     struct dt_flat f, bytes = {0};
     if (a->rl.type == NULL)
-        coll_memcpy(coll_recv_block(a, s), in, a->block);
+        rt_memcpy(coll_recv_block(a, s), in, a->block);
     else if (flat_of(&a->rl, &f))
         dt_copy_flat(in, &bytes, coll_recv_block(a, s), &f, a->block);
     else

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hint.h"
+#include "runtime/memcopy.h"
 
 #define RQ_MAGIC 0x72657175u
 
@@ -114,20 +115,22 @@ int rq_check(hint_request r);
 
 /* Copy the slice [off, off+len) of r's packed stream out of / into its buffer. Inline for a
    contiguous buffer (a small message's copy is then a few moves, not two calls); the datatype
-   engine's path is rq_pack_typed / rq_unpack_typed. */
+   engine's path is rq_pack_typed / rq_unpack_typed. rt_memcpy, not memcpy: a user buffer 1-15
+   bytes off the cell or heap copy modulo 64 made glibc's rep movsb 17x slower beyond 2 KiB
+   (runtime/memcopy.h), e.g. linear gather's receives at rbuf + p * 24577. */
 void rq_pack_typed(const struct hint_request_s *r, size_t off, void *dst, size_t len);
 void rq_unpack_typed(struct hint_request_s *r, size_t off, const void *src, size_t len);
 static inline void rq_pack(const struct hint_request_s *r, size_t off, void *dst, size_t len)
 {
     if (r->contig)
-        memcpy(dst, (const char *)r->buf + off, len);
+        rt_memcpy(dst, (const char *)r->buf + off, len);
     else
         rq_pack_typed(r, off, dst, len);
 }
 static inline void rq_unpack(struct hint_request_s *r, size_t off, const void *src, size_t len)
 {
     if (r->contig)
-        memcpy((char *)r->buf + off, src, len);
+        rt_memcpy((char *)r->buf + off, src, len);
     else
         rq_unpack_typed(r, off, src, len);
 }
