@@ -85,7 +85,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "heap, else cma, else bounce)"},
     {.name = "HINT_P2P_STATS", .kind = RT_ENV_BOOL, .dflt = "0",
      .meaning = "1: each rank prints at finalize how many messages took each path, and on a line of its own "
-                "the data bytes they carried (shm sends; across nodes a third line, `bytes sent across nodes: ofi N`)"},
+                "the data bytes they carried (shm sends; across nodes a third line, `bytes sent across nodes: ofi N`, "
+                "and one on the large eager pool's credits, `large eager messages: N sent, ...`)"},
     {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the preferred one offered",
      .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
                 "it needs FI_EP_RDM endpoints with FI_TAGGED"},
@@ -99,6 +100,11 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_OFI_LARGE_BUFFERS", .kind = RT_ENV_INT, .dflt = "8", .min = 0, .max = 4096,
      .meaning = "large receive buffers (HINT_OFI_LARGE_MAX + 32 bytes each, all posted) each rank keeps for "
                 "messages from other nodes; 0: none"},
+    {.name = "HINT_OFI_LARGE_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "16M", .min = 0, .max = TIB,
+     .meaning = "bound on the large eager messages from other nodes a rank holds before its receives take them: "
+                "each rank on another node may send it this over (their number x (HINT_OFI_LARGE_MAX + 32)) of them, "
+                "at most 64, before it returns credits; beyond, messages go by rendezvous; below one each, no large "
+                "pool"},
     {.name = "HINT_OFI_RMA_MIN", .kind = RT_ENV_SIZE, .dflt = "64K", .min = 0, .max = TIB,
      .meaning = "where the provider has FI_RMA reads, messages between nodes of at least this many bytes that are not "
                 "eager (synchronous ones too) are read by the receiver straight from the sender's registered "
@@ -114,7 +120,7 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_OFI_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
      .meaning = "bytes of unexpected messages from other nodes copied out of the receive buffers when they run low "
                 "(and one message per 4 KiB of it, at least 64); beyond it they keep their buffers, and the job ends "
-                "with a message when every buffer holds one"},
+                "with a message when every buffer holds one (large eager ones: HINT_OFI_LARGE_UNEXPECTED_MAX)"},
 
     {.name = "HINT_ERRORS", .kind = RT_ENV_ENUM, .dflt = "return", .choices = NAMES("return", "fatal"),
      .meaning = "what a failed call does on a group whose handler was not set (hint_group_set_errhandler): return "

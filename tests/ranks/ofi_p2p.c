@@ -14,10 +14,19 @@
  * outstanding  1000 isends to a rank on another node before any receive is posted
  * sync         synchronous sends of 0 B to 1 MiB (one into a smaller buffer, one into none):
  *              an issend is not complete before its receive is posted, and is after
+ * flood        every rank sends 120 messages (100 B - 300 KB, most of them large eager sizes) to
+ *              every rank on another node, both ways at once, before any receive is posted; the
+ *              resident set may grow by HINT_OFI_LARGE_UNEXPECTED_MAX (the credits' bound) + 2 MiB
+ *              at most meanwhile; then receives from HINT_ANY_SOURCE take them in order per sender
+ * credits      each cross-node pair, both ways at once, one tag: 40 messages of 64 KiB out before
+ *              the partner receives (large eager while credits last, then rendezvous), 10 taken,
+ *              a 0-byte message each way, 10 more sent (large eager again behind rendezvous
+ *              ones); all received in send order
  * Every case exits non-zero (failing the job) on the first wrong byte or status.
  */
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +354,126 @@ static void sync_msgs(void)
     free(r);
 }
 
+/* The node of rank r under hintrun --nodes (blocks, the first P % K nodes one larger). */
+static int node_of(int r)
+{
+    const char *k = getenv("HINT_NNODES");
+    int K = k && atoi(k) > 0 ? atoi(k) : 1, base = P / K, extra = P % K;
+    return r < extra * (base + 1) ? r / (base + 1) : extra + (r - extra * (base + 1)) / base;
+}
+
+static long max_rss_kib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+#define FLOOD_N 120
+static const size_t flood_sizes[] = {100, 20000, 65536, 200000, 300000};
+#define FLOOD_MAX 300000
+
+/* Every rank floods every rank on another node before receiving (flood in the header). The
+   large buffers are warmed first (each rank sends 16 large eager messages to every rank on
+   another node, received as they come), so only unexpected messages count in the growth. */
+static void flood(void)
+{
+    int me = node_of(rc_rank), nrem = 0;
+    for (int p = 0; p < P; p++)
+        nrem += node_of(p) != me;
+    size_t nmsg = (size_t)nrem * FLOOD_N;
+    unsigned char *sb = malloc(FLOOD_N * FLOOD_MAX), *rb = malloc(nmsg * FLOOD_MAX + 1);
+    hint_request *req = malloc((2 * nmsg + (size_t)P) * sizeof *req);
+    int *seen = calloc((size_t)P, sizeof *seen);
+    RC_CHECK(sb && rb && req && seen);
+    memset(rb, 0, nmsg * FLOOD_MAX + 1);
+    size_t k = 0;
+    for (int p = 0; p < P; p++) /* warm-up: 16 x 65536 B each way, receives posted */
+        for (int i = 0; node_of(p) != me && i < 16; i++, k++)
+            RC_OK(hint_irecv(rb + k * 65536, 65536, HINT_BYTE, p, 1, HINT_WORLD, &req[k]));
+    for (int p = 0; p < P; p++)
+        for (int i = 0; node_of(p) != me && i < 16; i++, k++)
+            RC_OK(hint_isend(sb, 65536, HINT_BYTE, p, 1, HINT_WORLD, &req[k]));
+    RC_OK(hint_waitall(k, req, HINT_STATUSES_IGNORE));
+    RC_OK(hint_barrier(HINT_WORLD));
+    for (int i = 0; i < FLOOD_N; i++)
+        fill(sb + (size_t)i * FLOOD_MAX, flood_sizes[i % 5], rc_rank, 0, i);
+    long before = max_rss_kib();
+    k = 0;
+    for (int i = 0; i < FLOOD_N; i++)
+        for (int p = 0; p < P; p++)
+            if (node_of(p) != me)
+                RC_OK(hint_isend(sb + (size_t)i * FLOOD_MAX, flood_sizes[i % 5], HINT_BYTE, p, 5, HINT_WORLD, &req[k++]));
+    for (int p = 0; p < P; p++) /* after the flood in each sender's order: all of it is here when this is */
+        if (node_of(p) != me)
+            RC_OK(hint_isend(NULL, 0, HINT_BYTE, p, 6, HINT_WORLD, &req[k++]));
+    for (int p = 0; p < P; p++)
+        if (node_of(p) != me)
+            RC_OK(hint_recv(NULL, 0, HINT_BYTE, p, 6, HINT_WORLD, HINT_STATUS_IGNORE));
+    long grew = max_rss_kib() - before;
+    const char *b = getenv("HINT_OFI_LARGE_UNEXPECTED_MAX");
+    long bound = (b && *b ? atol(b) : 16) + 2; /* MiB: the test's settings say M */
+    if (grew > bound * 1024)
+        RC_FAIL("resident set grew by %ld KiB while %zu messages from other nodes were unexpected (bound %ld MiB)",
+                grew, nmsg, bound);
+    for (size_t j = 0; j < nmsg; j++) {
+        hint_status st;
+        unsigned char *r = rb + j * FLOOD_MAX;
+        RC_OK(hint_recv(r, FLOOD_MAX, HINT_BYTE, HINT_ANY_SOURCE, 5, HINT_WORLD, &st));
+        RC_CHECK(st.source >= 0 && st.source < P && node_of(st.source) != me);
+        int i = seen[st.source]++; /* non-overtaking: one sender's messages come in send order */
+        if (st.bytes != flood_sizes[i % 5])
+            RC_FAIL("message %d from %d: %zu bytes, expected %zu (out of order?)", i, st.source, st.bytes,
+                    flood_sizes[i % 5]);
+        verify(r, st.bytes, st.source, 0, i);
+    }
+    RC_OK(hint_waitall(k, req, HINT_STATUSES_IGNORE));
+    for (int p = 0; p < P; p++)
+        RC_CHECK(seen[p] == (node_of(p) != me ? FLOOD_N : 0));
+    if (rc_rank == 0)
+        printf("flood: resident set grew by %ld KiB\n", grew);
+    free(sb);
+    free(rb);
+    free(req);
+    free(seen);
+}
+
+#define CREDIT_K 40 /* first burst */
+#define CREDIT_R 10 /* taken before the second burst, and its size */
+
+static void credits(void)
+{
+    int peer = cross_peer();
+    if (peer < 0)
+        return;
+    const size_t n = 65536, total = CREDIT_K + CREDIT_R;
+    unsigned char *sb = malloc(total * n), *rb = malloc(total * n);
+    hint_request sreq[CREDIT_K + CREDIT_R], rreq[CREDIT_K + CREDIT_R];
+    hint_status st[CREDIT_K + CREDIT_R];
+    RC_CHECK(sb && rb);
+    for (size_t i = 0; i < total; i++)
+        fill(sb + i * n, n, rc_rank, peer, (int)i);
+    for (int i = 0; i < CREDIT_K; i++)
+        RC_OK(hint_isend(sb + (size_t)i * n, n, HINT_BYTE, peer, 7, HINT_WORLD, &sreq[i]));
+    for (int i = 0; i < CREDIT_R; i++)
+        RC_OK(hint_recv(rb + (size_t)i * n, n, HINT_BYTE, peer, 7, HINT_WORLD, &st[i]));
+    /* the credits for those come back before (or with) this message */
+    RC_OK(hint_send(NULL, 0, HINT_BYTE, peer, 8, HINT_WORLD));
+    RC_OK(hint_recv(NULL, 0, HINT_BYTE, peer, 8, HINT_WORLD, HINT_STATUS_IGNORE));
+    for (int i = CREDIT_K; i < CREDIT_K + CREDIT_R; i++)
+        RC_OK(hint_isend(sb + (size_t)i * n, n, HINT_BYTE, peer, 7, HINT_WORLD, &sreq[i]));
+    for (int i = CREDIT_R; i < CREDIT_K + CREDIT_R; i++)
+        RC_OK(hint_irecv(rb + (size_t)i * n, n, HINT_BYTE, peer, 7, HINT_WORLD, &rreq[i]));
+    RC_OK(hint_waitall(CREDIT_K, rreq + CREDIT_R, st + CREDIT_R));
+    RC_OK(hint_waitall(total, sreq, HINT_STATUSES_IGNORE));
+    for (size_t i = 0; i < total; i++) {
+        RC_CHECK(st[i].source == peer && st[i].bytes == n && st[i].error == 0);
+        verify(rb + i * n, n, peer, rc_rank, (int)i);
+    }
+    free(sb);
+    free(rb);
+}
+
 /* Whether this process has libfabric mapped. */
 static int fabric_mapped(void)
 {
@@ -408,6 +537,10 @@ int main(int argc, char **argv)
         outstanding();
     else if (!strcmp(what, "sync"))
         sync_msgs();
+    else if (!strcmp(what, "flood"))
+        flood();
+    else if (!strcmp(what, "credits"))
+        credits();
     else if (lazy)
         lazy_check();
     else

@@ -285,28 +285,34 @@ fail:
 }
 
 /* HINT_OFI_LARGE_MAX, or 0 when no large pool is kept: not above HINT_OFI_EAGER_MAX, or a
-   provider that cannot send a header and a payload in one message (iov_limit 1), and within its
-   max_msg_size. */
+   provider that cannot send a header and a payload in one message (iov_limit 1), or too many
+   ranks on other nodes for one credit each within HINT_OFI_LARGE_UNEXPECTED_MAX (credit.c), and
+   within its max_msg_size. */
 size_t ofi_large_max(void)
 {
     size_t large = rt_cfg_size("HINT_OFI_LARGE_MAX"), hdr = sizeof(struct ofi_hdr);
     if (large <= rt_cfg_size("HINT_OFI_EAGER_MAX") || rt_cfg_long("HINT_OFI_LARGE_BUFFERS") == 0 ||
         ofi.info->tx_attr->iov_limit < 2)
         return 0;
-    return large + hdr > ofi.chunk ? ofi.chunk - hdr : large;
+    large = large + hdr > ofi.chunk ? ofi.chunk - hdr : large;
+    return ofi_credit_window(large) > 0 ? large : 0;
 }
 
-/* What a rank publishes: the largest eager payloads its pools take, then its endpoint name. */
+/* What a rank publishes: the largest eager payloads its pools take, the large eager credits it
+   grants each sender, then its endpoint name. */
 struct ofi_card {
     uint32_t eager_max;
     uint32_t large_max;
+    uint32_t large_window;
     uint32_t len;
-    char name[244];
+    char name[240];
 };
 
 static int publish_address(void)
 {
-    struct ofi_card c = {.eager_max = (uint32_t)rt_cfg_size("HINT_OFI_EAGER_MAX"), .large_max = (uint32_t)ofi_large_max()};
+    size_t large = ofi_large_max();
+    struct ofi_card c = {.eager_max = (uint32_t)rt_cfg_size("HINT_OFI_EAGER_MAX"), .large_max = (uint32_t)large,
+                         .large_window = large ? (uint32_t)ofi_credit_window(large) : 0};
     size_t len = sizeof c.name;
     int rc = fi_getname(&ofi.ep->fid, c.name, &len);
     if (rc) {
@@ -326,7 +332,8 @@ static int insert_peers(void)
     ofi.addr = malloc((size_t)n * sizeof *ofi.addr);
     ofi.eager_max = calloc((size_t)n, sizeof *ofi.eager_max);
     ofi.large_max = calloc((size_t)n, sizeof *ofi.large_max);
-    if (ofi.addr == NULL || ofi.eager_max == NULL || ofi.large_max == NULL)
+    ofi.large_window = calloc((size_t)n, sizeof *ofi.large_window);
+    if (ofi.addr == NULL || ofi.eager_max == NULL || ofi.large_max == NULL || ofi.large_window == NULL)
         return HINT_ERR_NOMEM;
     for (int w = 0; w < n; w++) {
         ofi.addr[w] = FI_ADDR_NOTAVAIL;
@@ -339,6 +346,7 @@ static int insert_peers(void)
         CHECK_GOTO(boot_get(key, &c, sizeof c, &len), out);
         ofi.eager_max[w] = c.eager_max;
         ofi.large_max[w] = c.large_max;
+        ofi.large_window[w] = (uint8_t)(c.large_window < OFI_CREDIT_MAX ? c.large_window : OFI_CREDIT_MAX);
         int rc = fi_av_insert(ofi.av, c.name, 1, &ofi.addr[w], 0, NULL);
         if (rc != 1) {
             RT_ERR("ofi", "fi_av_insert of rank %d's address failed (%d: %s); it cannot be reached", w, rc,
@@ -470,6 +478,7 @@ static void ofi_fini(void)
     free(ofi.addr);
     free(ofi.eager_max);
     free(ofi.large_max);
+    free(ofi.large_window);
     ofi = (struct ofi_state){.wait_fd = -1};
 }
 

@@ -28,14 +28,16 @@ struct hint_request_s;
 #define OFI_TAG_DATA (1ull << 63)
 #define OFI_CHUNK_BITS 20
 
-enum ofi_kind { OFI_EAGER = 1, OFI_RTS = 2, OFI_CTS = 3, OFI_RTS_READ = 4, OFI_FIN = 5 };
+/* OFI_CREDIT: a header alone returning large eager credits (credit.c), outside the sequence. */
+enum ofi_kind { OFI_EAGER = 1, OFI_RTS = 2, OFI_CTS = 3, OFI_RTS_READ = 4, OFI_FIN = 5, OFI_CREDIT = 6 };
 
 /* Every control message starts with this; an eager one's payload follows, a RTS / CTS /
    RTS_READ / FIN carries struct ofi_rdv. */
 struct ofi_hdr {
     uint32_t src;   /* world rank of the sender */
     uint8_t kind;   /* enum ofi_kind */
-    uint8_t pad[3];
+    uint8_t credits; /* any kind: large eager credits the sender returns to this rank (credit.c) */
+    uint8_t pad[2];
     int32_t tag;    /* EAGER / RTS / RTS_READ: the message's tag */
     uint32_t ctx;   /* EAGER / RTS / RTS_READ: its group's context id */
     uint64_t bytes; /* EAGER / RTS / RTS_READ: the message's bytes; CTS / FIN: the bytes taken */
@@ -96,6 +98,7 @@ struct ofi_state {
     fi_addr_t *addr;         /* per world rank: its address (FI_ADDR_NOTAVAIL on this node) */
     uint32_t *eager_max;     /* per world rank: the largest eager payload its pool takes */
     uint32_t *large_max;     /* per world rank: the largest its large pool takes (0: none) */
+    uint8_t *large_window;   /* per world rank: the large eager credits it grants this rank */
     size_t chunk;            /* largest data operation (the provider's max_msg_size) */
     int wait_fd;             /* the CQ's wait fd, -1 when the provider has none */
 };
@@ -111,6 +114,7 @@ bool ofi_p2p_moving(void);   /* data operations or large eager sends of this ran
 void ofi_isend(struct hint_request_s *r);
 bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ctx, int sig);
 void ofi_deliver(struct hint_request_s *r, int src, void *msg);
+bool ofi_send_alone(int world, const struct ofi_hdr *h); /* a header outside the sequence */
 size_t ofi_msg_bytes(const void *msg); /* an unexpected message's bytes (probes) */
 void ofi_progress(void);
 unsigned long ofi_sent(void);
@@ -121,5 +125,47 @@ int ofi_register(void *buf, size_t len, uint64_t access, struct fid_mr **mr, voi
 int ofi_register_key(void *buf, size_t len, uint64_t access, struct fid_mr **mr, void **desc, uint64_t *key);
 void ofi_fatal(const char *what, int rc);
 size_t ofi_large_max(void); /* this rank's largest large eager payload (0: no large pool) */
+
+/* credit.c: the large eager pool's flow control, credits per peer */
+#define OFI_CREDIT_MAX 64 /* per sender and receiver: fits the header's uint8_t */
+struct ofi_credits {
+    uint8_t *have;   /* per world rank: large eager messages this rank may still send it */
+    uint8_t *owed;   /* per world rank: its large eager messages taken here, not returned yet */
+    uint8_t *listed; /* per world rank: in due */
+    int *due;        /* ranks owed at least batch credits, to send alone at the next pass */
+    int ndue;
+    int window, batch; /* credits this rank grants each rank on another node; half of it */
+    size_t bound;    /* window x ranks on other nodes x large buffer */
+    size_t copied, copied_peak; /* bytes of unexpected large messages copied out of the pool */
+    unsigned long spent, starved, alone; /* large eager sends; rendezvous for want of one; returns alone */
+};
+extern struct ofi_credits ofi_cr;
+int ofi_credit_window(size_t large); /* credits this rank grants each sender (0: keep no large pool) */
+int ofi_credit_init(size_t large);
+void ofi_credit_fini(void);
+size_t ofi_credit_held_max(void);
+void ofi_credit_taken(int src);  /* a receive took a large eager message from src */
+void ofi_credit_flush(void);     /* send what is owed alone (progress, while ndue) */
+void ofi_credit_copied(long bytes);
+
+/* A large eager message to world may go: spends a credit, else false (rendezvous). */
+static inline bool ofi_credit_spend(int world)
+{
+    if (ofi_cr.have[world] == 0) {
+        ofi_cr.starved++;
+        return false;
+    }
+    ofi_cr.have[world]--;
+    ofi_cr.spent++;
+    return true;
+}
+
+/* What this rank owes world, for the header going there now. */
+static inline uint8_t ofi_credit_piggyback(int world)
+{
+    uint8_t n = ofi_cr.owed[world];
+    ofi_cr.owed[world] = 0;
+    return n;
+}
 
 #endif

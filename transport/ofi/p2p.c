@@ -10,7 +10,8 @@
  *   EAGER (large) above that, up to the smaller of the two ranks' HINT_OFI_LARGE_MAX: the same
  *          header and the payload as two iovs (fi_tsendv, from the user's buffer), tag
  *          OFI_TAG_LARGE, into a second pool of HINT_OFI_LARGE_BUFFERS buffers, all posted; from
- *          there on as an eager message (its sequence number is the sender's one count).
+ *          there on as an eager message (its sequence number is the sender's one count). Only
+ *          with a credit left for that receiver (credit.c): without one, it goes as below.
  *   RTS    a larger message (or a synchronous send of any size): header + the sender's handle.
  *   CTS    the receiver, once matched, posts fi_trecv for the bytes it takes (into the user's
  *          buffer, or a packed copy for a non-contiguous type) with a tag only it hands out, and
@@ -282,6 +283,8 @@ static bool large_payload(struct hint_request_s *r, struct ofi_op *op)
     if (ofi_register(buf, r->bytes, FI_SEND, (struct fid_mr **)&r->tp_mr, &op->paydesc)) {
         free(r->tp_bounce);
         r->tp_bounce = NULL;
+        ofi_cr.have[r->peer]++; /* the credit it spent: the message goes by rendezvous */
+        ofi_cr.spent--;
         return false;
     }
     op->pay = buf;
@@ -326,8 +329,8 @@ static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
 {
     struct ofi_hdr *h = (struct ofi_hdr *)op->buf;
     struct ofi_rdv *v = (struct ofi_rdv *)(h + 1);
-    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .tag = r->tag, .ctx = r->ctx, .bytes = r->bytes,
-                          .sig = r->sig};
+    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .credits = ofi_credit_piggyback(r->peer), .tag = r->tag,
+                          .ctx = r->ctx, .bytes = r->bytes, .sig = r->sig};
     op->len = sizeof *h;
     if (r->kind == RQ_RECV) {
         h->kind = r->phase == PH_FIN ? OFI_FIN : OFI_CTS;
@@ -339,7 +342,7 @@ static void build_ctrl(struct ofi_op *op, struct hint_request_s *r)
         if (r->bytes)
             rq_pack(r, 0, h + 1, r->bytes);
         op->len += r->bytes;
-    } else if (is_large(r) && large_payload(r, op)) {
+    } else if (is_large(r) && ofi_credit_spend(r->peer) && large_payload(r, op)) {
         h->kind = OFI_EAGER; /* header from the send buffer, payload from op->pay (post_ctrl) */
     } else {
         r->msgid = P.next_msgid++;
@@ -438,8 +441,8 @@ bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ct
         bytes > ofi.eager_max[world])
         return false;
     struct ofi_hdr *h = (struct ofi_hdr *)op->buf;
-    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .kind = OFI_EAGER, .tag = tag, .ctx = ctx, .bytes = bytes,
-                          .seq = P.tx_seq[world], .sig = sig};
+    *h = (struct ofi_hdr){.src = (uint32_t)rt.boot.rank, .kind = OFI_EAGER, .credits = ofi_cr.owed[world], .tag = tag,
+                          .ctx = ctx, .bytes = bytes, .seq = P.tx_seq[world], .sig = sig};
     if (bytes)
         memcpy(h + 1, buf, bytes);
     int rc = (int)fi_tinject(ofi.ep, op->buf, len, ofi.addr[world], OFI_TAG_CTRL);
@@ -447,10 +450,34 @@ bool ofi_send_now(int world, const void *buf, size_t bytes, int tag, uint32_t ct
         return false;
     if (rc)
         ofi_fatal("fi_tinject (control)", rc);
+    ofi_cr.owed[world] = 0; /* returned with it */
     P.tx_seq[world]++;
     sent++;
     sent_bytes += bytes; /* HINT_P2P_STATS counts these as ofi_isend's */
     return true;
+}
+
+/* A header-only control message outside the sequence (credit.c's credit returns): by
+   fi_tinject, else from a free send buffer; false when it cannot go now. */
+bool ofi_send_alone(int world, const struct ofi_hdr *h)
+{
+    int rc;
+    if (sizeof *h <= P.inject_max) {
+        rc = (int)fi_tinject(ofi.ep, h, sizeof *h, ofi.addr[world], OFI_TAG_CTRL);
+    } else {
+        struct ofi_op *op = P.tx_free;
+        if (op == NULL)
+            return false;
+        memcpy(op->buf, h, sizeof *h);
+        op->len = sizeof *h;
+        op->r = NULL;
+        op->addr = ofi.addr[world];
+        if ((rc = (int)fi_tsend(ofi.ep, op->buf, op->len, P.txdesc, op->addr, OFI_TAG_CTRL, op)) == 0)
+            P.tx_free = op->next; /* tx_done gives it back */
+    }
+    if (rc && rc != -FI_EAGAIN)
+        ofi_fatal("fi_tinject / fi_tsend (credits)", rc);
+    return rc == 0;
 }
 
 void ofi_isend(struct hint_request_s *r)
@@ -624,12 +651,18 @@ static void deliver_first(struct hint_request_s *r, const struct ofi_op *m)
    and the fi_trecv then waits until the answer is out. */
 static void release_msg(struct ofi_op *m)
 {
+    if (m->pool)
+        ofi_credit_taken((int)m->src); /* a large eager message: its sender's credit comes back */
     if (m->type == OP_RX) {
         rx_release(m);
         return;
     }
-    P.unexp_bytes -= m->len;
-    P.ncopies--;
+    if (m->pool) {
+        ofi_credit_copied(-(long)m->len);
+    } else {
+        P.unexp_bytes -= m->len;
+        P.ncopies--;
+    }
     free(m->buf);
     op_put(m);
 }
@@ -644,21 +677,27 @@ void ofi_deliver(struct hint_request_s *r, int src, void *msg)
 }
 
 /* The pool runs low: an arriving message moves to malloc'd memory so its buffer goes back,
-   within the bound; NULL (it keeps its buffer) beyond it. */
+   within the bound; NULL (it keeps its buffer) beyond it. A large eager one always moves: its
+   sender's credits bound those (credit.c), not HINT_OFI_UNEXPECTED_MAX. */
 static struct ofi_op *copy_out(struct ofi_op *m)
 {
-    if (P.ncopies >= P.max_copies || P.unexp_bytes + m->len > P.unexp_max)
+    if (m->pool == 0 && (P.ncopies >= P.max_copies || P.unexp_bytes + m->len > P.unexp_max))
         return NULL;
     struct ofi_op *c = op_get();
     if ((c->buf = malloc(m->len)) == NULL)
         out_of_memory("an unexpected message", m->len);
     memcpy(c->buf, m->buf, m->len);
     c->type = OP_COPY;
+    c->pool = m->pool;
     c->len = m->len;
     c->src = m->src;
     c->seq = m->seq;
-    P.unexp_bytes += c->len;
-    P.ncopies++;
+    if (m->pool) {
+        ofi_credit_copied((long)c->len);
+    } else {
+        P.unexp_bytes += c->len;
+        P.ncopies++;
+    }
     rx_release(m);
     return c;
 }
@@ -716,9 +755,14 @@ static void arrived(struct ofi_op *m, size_t len)
 {
     const struct ofi_hdr *h = (const struct ofi_hdr *)m->buf;
     P.pool[m->pool].posted--;
-    if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_FIN) {
+    if (len < sizeof *h || h->src >= (uint32_t)rt.boot.size || h->kind < OFI_EAGER || h->kind > OFI_CREDIT) {
         RT_ERR("ofi", "malformed control message (%zu bytes) dropped", len);
         repost(m);
+        return;
+    }
+    ofi_cr.have[h->src] += h->credits; /* in any order: not held with the message */
+    if (h->kind == OFI_CREDIT) {
+        rx_release(m);
         return;
     }
     m->len = len;
@@ -844,6 +888,8 @@ data:
 void ofi_progress(void)
 {
     static unsigned idle;
+    if (ofi_cr.ndue)
+        ofi_credit_flush();
     if ((P.pool[0].posted < P.pool[0].target && P.pool[0].free) ||
         (P.pool[1].posted < P.pool[1].target && P.pool[1].free))
         rx_refill();
@@ -917,6 +963,7 @@ int ofi_p2p_init(void)
     P.pool[0].n = (int)rt_cfg_long("HINT_OFI_RX_BUFFERS");
     P.large_max = ofi_large_max();
     P.pool[1].n = P.large_max ? (int)rt_cfg_long("HINT_OFI_LARGE_BUFFERS") : 0;
+    CHECK_GOTO(ofi_credit_init(P.large_max), out);
     P.read_min = rt_cfg_size("HINT_OFI_RMA_MIN");
     P.inject_max = rt_cfg_long("HINT_OFI_INJECT") ? ofi.info->tx_attr->inject_size : 0;
     P.slot = (sizeof(struct ofi_hdr) + (P.eager_max > sizeof(struct ofi_rdv) ? P.eager_max : sizeof(struct ofi_rdv)) +
@@ -930,10 +977,12 @@ int ofi_p2p_init(void)
     P.held = calloc((size_t)n, sizeof *P.held);
     if (P.tx_seq == NULL || P.rx_seq == NULL || P.held == NULL)
         return HINT_ERR_NOMEM;
-    /* Every message that can be unexpected at once: one per pool buffer and per copy. */
+    /* Every message that can be unexpected at once: one per pool buffer and per copy (large
+       ones: one per credit this rank grants). */
     size_t copies = P.unexp_max / 4096;
     P.max_copies = copies < 64 ? 64 : copies > 65536 ? 65536 : (int)copies;
-    CHECK_GOTO(rt_match_reserve((size_t)P.pool[0].n + (size_t)P.pool[1].n + (size_t)P.max_copies), out);
+    CHECK_GOTO(rt_match_reserve((size_t)P.pool[0].n + (size_t)P.pool[1].n + (size_t)P.max_copies +
+                                ofi_credit_held_max()), out);
     CHECK_GOTO(make_pool(&P.tx, &P.txmem, &P.txmr, &P.txdesc, OFI_NTX, P.slot, OP_TX, 0, FI_SEND), out);
     for (int i = OFI_NTX - 1; i >= 0; i--) {
         P.tx[i].next = P.tx_free;
@@ -968,4 +1017,5 @@ void ofi_p2p_fini(void)
     free(P.rx_seq);
     free(P.held);
     memset(&P, 0, sizeof P);
+    ofi_credit_fini();
 }
