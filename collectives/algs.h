@@ -102,10 +102,11 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes);
 size_t coll_stage_stride(const struct coll_args *a);
 /* Publish what this rank staged for the call (its flag = the call's number). */
 void coll_stage_post(struct coll_args *a);
-/* The same, waking only the members listed (group ranks, this rank and negative entries not
-   allowed): the ones that wait for this call's post (a neighbourhood call's out-neighbours).
-   Every member is woken when one waits in coll_stage_begin for a call this post may end. */
-void coll_stage_post_to(struct coll_args *a, const int *members, int n);
+/* The same, waking only the members listed (world ranks of group members, this rank and negative
+   entries not allowed; one fence for all of them): the ones that wait for this call's post (a
+   neighbourhood call's out-neighbours). Every member is woken when one waits in coll_stage_begin
+   for a call this post may end. */
+void coll_stage_post_to(struct coll_args *a, const int *world, int n);
 /* Instead of begin and post: this rank cannot take part in the call (its own set-up ran out of
    memory), and the members that wait for its post return HINT_ERR_NOMEM. */
 void coll_stage_fail(struct coll_args *a);

@@ -23,7 +23,7 @@ struct staged_matches {
 struct staged_plan {
     struct vtopo_lists l; /* the topology's (its arrays live with the group) */
     int nring, nwait;
-    int *ring; /* the distinct out-neighbours but this rank: the ones woken by its post */
+    int *ring; /* the distinct out-neighbours but this rank, as world ranks: the ones woken by its post */
     int *wait; /* the distinct in-neighbours but this rank: the ones it waits for */
 };
 struct neighbor_cache {

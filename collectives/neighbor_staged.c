@@ -156,6 +156,8 @@ static int make_plan(struct coll_args *a, struct neighbor_cache *c)
         return st;
     }
     p->nring = distinct(p->l.dests, p->l.outdegree, a->rank, p->ring);
+    for (int k = 0; k < p->nring; k++)
+        p->ring[k] = a->g->world[p->ring[k]]; /* coll_stage_post_to wakes world ranks */
     p->wait = p->ring + p->nring;
     p->nwait = distinct(p->l.sources, p->l.indegree, a->rank, p->wait);
     c->plan = p;

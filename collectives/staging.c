@@ -35,6 +35,7 @@
  * area say "no call staged here" (signature 0) for every call before it, so a reader of one of
  * those that comes late still sees the failure, never another call's data.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -313,6 +314,30 @@ static bool listed_staged(void *arg)
     return true;
 }
 
+/* Oversubscribed (no spin budget) and nothing else in flight: yield between looks at the members'
+   lines, for as long as rt_wait_until would yield, without its pass between two yields (progress
+   hooks, the doorbell, the clock: about 800 instructions per yield at P=8 on a 2-D cart, 8 B
+   neighbor_allgather, more than the rest of the call's 1140) and the lines it touches, which a
+   rank pulls in again after every hand-off (issue 19 item 6: the cost per hand-off is what is
+   left at 8-64 B oversubscribed). The clock is read every 8 yields; the time counts against
+   rt_wait_until's yielding (rt_wait_spun), so a wait that goes on sleeps as it did. */
+static bool stage_yield(bool (*done)(void *), void *arg)
+{
+    long budget = rt_wait_yield_ns();
+    if (budget <= 0)
+        return false;
+    long start = trace_now_ns();
+    for (unsigned i = 1;; i++) {
+        sched_yield();
+        if (done(arg))
+            return true;
+        if (i % 8 == 0 && trace_now_ns() - start >= budget)
+            break;
+    }
+    rt_wait_spun(trace_now_ns() - start);
+    return false;
+}
+
 /* When the ranks fit the cores (a spin budget) and nothing else is in flight (rt_idle: no
    receive posted, no message unexpected, no send pending, so no progress pass is owed to
    anyone), poll the members' lines themselves before rt_wait_until, as the p2p fast path polls
@@ -320,13 +345,15 @@ static bool listed_staged(void *arg)
    hooks, reads the clock and the doorbell, ~100 instructions and a clock read between two looks
    at the line, so an arrival waited half of that on average before it was seen (issue 18: the
    8-64 B staged calls at P=2). The clock is read every 32 polls; the time spun counts against
-   rt_wait_until's spin (rt_wait_spun). true: done. Out of line: only a call that has to wait
-   comes here. */
+   rt_wait_until's spin (rt_wait_spun). Without a spin budget (oversubscribed): stage_yield.
+   true: done. Out of line: only a call that has to wait comes here. */
 static __attribute__((noinline)) bool stage_spin(bool (*done)(void *), void *arg)
 {
     long budget = rt_wait_spin_ns();
-    if (budget <= 0 || !rt_idle())
+    if (!rt_idle())
         return false;
+    if (budget <= 0) /* no spin; yield per look only where ranks outnumber the cores (rt_wait_until's rule) */
+        return rt.boot.oversubscribed && stage_yield(done, arg);
     long start = trace_now_ns();
     for (unsigned i = 1;; i++) {
         rt_cpu_relax();
@@ -446,7 +473,7 @@ void coll_stage_post(struct coll_args *a)
     coll_ring_members(a->g);
 }
 
-void coll_stage_post_to(struct coll_args *a, const int *members, int n)
+void coll_stage_post_to(struct coll_args *a, const int *world, int n)
 {
     struct staging *s = coll_group_of(a->g)->stage.p;
     atomic_store_explicit(&head_of(s, s->area, s->epoch)->epoch, s->epoch, memory_order_release);
@@ -455,8 +482,11 @@ void coll_stage_post_to(struct coll_args *a, const int *members, int n)
         coll_ring_members(a->g);
         return;
     }
-    for (int k = 0; k < n; k++)
-        rt_wake(a->g->world[members[k]]);
+    /* one more fence for all of them (the transport's wake_others), not one per rt_wake */
+    if (n == 1)
+        rt_wake(world[0]);
+    else if (n > 1)
+        rt_wake_others(world, n, -1);
 }
 
 int coll_stage_wait(struct coll_args *a, int p)

@@ -176,5 +176,7 @@ void rt_wait_init(void);
    them as spent (one spin budget per wait, not two). */
 long rt_wait_spin_ns(void);
 void rt_wait_spun(long ns);
+/* How long a waiting rank yields, after its spin, before it sleeps (HINT_WAIT_YIELD_US). */
+long rt_wait_yield_ns(void);
 
 #endif

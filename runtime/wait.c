@@ -78,6 +78,8 @@ long rt_wait_spin_ns(void)
 
 void rt_wait_spun(long ns) { spun_ns = ns; }
 
+long rt_wait_yield_ns(void) { return yield_ns; }
+
 static long now_ns(void)
 {
     struct timespec ts;
