@@ -102,7 +102,7 @@ const struct rt_env_var rt_env_vars[] = {
                 "messages from other nodes; 0: none"},
     {.name = "HINT_OFI_LARGE_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "16M", .min = 0, .max = TIB,
      .meaning = "bound on the large eager messages from other nodes a rank holds before its receives take them: "
-                "each rank on another node may send it this over (their number x (HINT_OFI_LARGE_MAX + 32)) of them, "
+                "each rank on another node may send it this over (their number x HINT_OFI_LARGE_MAX) of them, "
                 "at most 64, before it returns credits; beyond, messages go by rendezvous; below one each, no large "
                 "pool"},
     {.name = "HINT_OFI_RMA_MIN", .kind = RT_ENV_SIZE, .dflt = "64K", .min = 0, .max = TIB,

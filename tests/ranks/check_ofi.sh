@@ -117,16 +117,19 @@ HINT_OFI_UNEXPECTED_MAX=256K run 2 2 flood "HINT_OFI_UNEXPECTED_MAX=256K"
 run 3 8 flood
 # ... and order across the two paths on one tag: large eager while credits last, rendezvous for
 # want of one, large eager again once the receiver's takes returned them (HINT_P2P_STATS says how
-# many went each way: more than the window large eager and some by rendezvous on every rank)
-for kp in "2 2" "2 5" "3 8"; do
-  set -- $kp
+# many went each way: every rank of a cross-node pair sent more large eager messages than its
+# partner's window, so credits came back, and some by rendezvous)
+for kpp in "2 2 0:1" "2 5 0:3,1:4" "3 8 0:3,1:4,2:5"; do
+  set -- $kpp
   out=$(HINT_OFI_LARGE_UNEXPECTED_MAX=2M HINT_P2P_STATS=1 timeout 300 "$hintrun" --nodes "$1" -n "$2" "$prog" credits 2>&1)
   rc=$?
-  mixed=$(printf '%s\n' "$out" | sed -n 's/.*large eager messages: \([0-9]*\) sent, \([0-9]*\) by rendezvous for want of a credit (window \([0-9]*\) per rank).*/\1 \2 \3/p' |
-          awk '$1 > $3 && $2 > 0' | wc -l)
-  pairs=$(( $2 / 2 * 2 ))  # ranks with a partner on the other node (cross_peer)
-  [ "$1" -eq 3 ] && pairs=6
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^ok credits" && [ "$mixed" -ge "$pairs" ]; then
+  mixed=$(printf '%s\n' "$out" |
+          sed -n 's/^hint\[rank \([0-9]*\)\] ofi: .*large eager messages: \([0-9]*\) sent, \([0-9]*\) by rendezvous for want of a credit (window \([0-9]*\) per rank).*/\1 \2 \3 \4/p' |
+          awk -v pairs="$3" 'BEGIN { n = split(pairs, pp, ","); for (i = 1; i <= n; i++) { split(pp[i], ab, ":"); peer[ab[1]] = ab[2]; peer[ab[2]] = ab[1] } }
+                             { sent[$1] = $2; starved[$1] = $3; win[$1] = $4 }
+                             END { k = 0; for (r in peer) if (sent[r] > win[peer[r]] && starved[r] > 0) k++; print k }')
+  pairs=$(( $(printf '%s' "$3" | tr -cd ',' | wc -c) * 2 + 2 ))
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^ok credits" && [ "$mixed" -eq "$pairs" ]; then
     ok "credits at P=$2 on $1 nodes: one tag across large eager and rendezvous, in order ($mixed ranks took both)"
   else notok "credits at P=$2 on $1 nodes: one tag across large eager and rendezvous, in order ($mixed of $pairs ranks took both, exit $rc)" "$out"; fi
 done

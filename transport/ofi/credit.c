@@ -4,12 +4,14 @@
  * A large eager message (above HINT_OFI_EAGER_MAX) arrives whole; while no receive has taken it,
  * it holds a large buffer or a copy of itself. So every rank grants each rank on another node a
  * window of credits, published with its address (fabric.c): HINT_OFI_LARGE_UNEXPECTED_MAX over
- * (those ranks x one large buffer), at most OFI_CREDIT_MAX, and no large pool at all when that
- * is below one. A sender spends a credit per large eager message (a compare on the fast path);
+ * (those ranks x HINT_OFI_LARGE_MAX), at most OFI_CREDIT_MAX, and no large pool at all when that
+ * is below one (64 with one rank on other nodes at the defaults: a window of 64 sends, as
+ * hint-bench bandwidth's, goes whole). A sender spends a credit per large eager message (a compare on the fast path);
  * with none left the message goes by rendezvous (RTS), which leaves only its header unexpected.
  * Both paths share one sequence per sender (p2p.c), so non-overtaking holds across them. Large
- * eager messages unexpected at a rank then hold at most window x ranks-on-other-nodes x buffer
- * bytes, which is within the bound, and their copies never need HINT_OFI_UNEXPECTED_MAX.
+ * eager messages unexpected at a rank then hold at most window x ranks-on-other-nodes x
+ * (HINT_OFI_LARGE_MAX + 32) bytes, the bound and their headers, and their copies never need
+ * HINT_OFI_UNEXPECTED_MAX.
  *
  * The receiver owes a credit back once a receive has taken the message (matched on arrival or
  * later: p2p.c's release_msg). What it owes a rank rides in the header of the next control
@@ -38,7 +40,7 @@ int ofi_credit_window(size_t large)
     int remote = remote_ranks();
     if (remote <= 0 || large == 0)
         return 0;
-    size_t w = rt_cfg_size("HINT_OFI_LARGE_UNEXPECTED_MAX") / ((size_t)remote * large_slot(large));
+    size_t w = rt_cfg_size("HINT_OFI_LARGE_UNEXPECTED_MAX") / ((size_t)remote * large);
     return w > OFI_CREDIT_MAX ? OFI_CREDIT_MAX : (int)w;
 }
 
