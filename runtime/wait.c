@@ -28,8 +28,8 @@ static long spin_ns, yield_ns, cores;
 static bool spin_given; /* HINT_WAIT_SPIN_US set: spin that long, whatever the transports */
 /* rt_wait_spin_ns's answer, and the hook count it was computed for (-1: not yet). */
 static long spin_effective;
-/* Polls per sched_yield once the spin is over (a power of two): 1, or WAIT_POLLS_PER_YIELD where only unseen
-   sharers of the cores (other "hosts") took the spin away (rt_wait_spin_ns). */
+/* Polls per sched_yield once the spin is over (a power of two): 1, or WAIT_POLLS_PER_YIELD where
+   only unseen sharers of the cores (other "hosts") took the spin away (rt_wait_spin_ns). */
 static unsigned polls_per_yield = 1;
 static int spin_for_hooks = -1;
 /* Spinning a fast path did before it handed over to rt_wait_until (rt_wait_spun). */
@@ -57,13 +57,16 @@ void rt_wait_init(void)
    while a transport that reaches other nodes has started, the ranks spin by default only when
    they and as many again still fit the cores they may use; a HINT_WAIT_SPIN_US given is kept (as
    it is when oversubscribed), for hosts known to have their cores to themselves.
-   Where the spin was taken away only for such sharers, a waiting rank still yields, but once every WAIT_POLLS_PER_YIELD polls instead of after each: across two namespace
-   hosts each pinned to its own core (bench/netns/side_by_side.sh --pin), as on real hosts with
-   hintrun's binding, the rank has its core to itself, and a sched_yield per poll (160-250 ns
-   here, about as long as the poll's own epoll_wait) made hint's polling loop take 390 ns
-   against fi_pingpong's 160, so an arrival waited longer to be seen. A sharer now waits at
-   most that many polls (a few us) for the core instead of one. */
-#define WAIT_POLLS_PER_YIELD 16 /* a power of two */
+   Where the spin was taken away only for such sharers, a waiting rank still yields, but once
+   every WAIT_POLLS_PER_YIELD polls instead of after each: across two namespace hosts each pinned
+   to its own core (bench/netns/side_by_side.sh --pin), as on real hosts with hintrun's binding,
+   the rank has its core to itself, and a sched_yield per poll (160-250 ns here, about as long as
+   the poll's own epoll_wait) made hint's polling loop take 390 ns against fi_pingpong's 160, so
+   an arrival waited longer to be seen. The count weighs that against sharers that do exist: both
+   ranks on one core, an 8-byte half round trip took 3.9 us with a yield per poll, 4.5 with one
+   per 4 polls, 7.3 with one per 16 (call_times.c stamps); on cores of their own 4 gave most of
+   16's gain (3.57-3.61 against 3.64-3.68 us, fi_pingpong 3.39-3.46). */
+#define WAIT_POLLS_PER_YIELD 4 /* a power of two */
 
 long rt_wait_spin_ns(void)
 {
