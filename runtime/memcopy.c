@@ -61,6 +61,8 @@ static copy_fn loop_kernel(void)
 
 void rt_memcpy_loop(void *dst, const void *src, size_t n) { loop_kernel()(dst, src, n); }
 
+int rt_memcpy_loop_wins(long memcpy_ns, long loop_ns) { return memcpy_ns > 2 * loop_ns; }
+
 /* The loop only where memcpy takes more than twice its time at a misaligned offset. */
 static copy_fn choose(void)
 {
@@ -70,7 +72,7 @@ static copy_fn choose(void)
     memset(src, 1, sizeof src);
     memset(dst, 0, sizeof dst);
     long with_memcpy = fastest(plain, dst + CAL_OFF, src), with_vec = fastest(vec, dst + CAL_OFF, src);
-    return with_memcpy > 2 * with_vec ? vec : plain;
+    return rt_memcpy_loop_wins(with_memcpy, with_vec) ? vec : plain;
 #else
     return plain;
 #endif

@@ -20,6 +20,9 @@
    memcpy. rt_memcpy_vec: a vector loop (unaligned loads, aligned stores: 55-58 GB/s at every
    offset in cache) where memcpy is that slow, memcpy where it is not (measured once, memcopy.c). */
 void rt_memcpy_vec(void *dst, const void *src, size_t n);
+/* The rule rt_memcpy_vec chooses by, from the fastest timings of the same misaligned copy: the
+   loop only where memcpy took more than twice its time (nonzero: take the loop). */
+int rt_memcpy_loop_wins(long memcpy_ns, long loop_ns);
 /* What rt_memcpy_vec chose here: "avx2", "sse2" (the loop) or "memcpy". */
 const char *rt_memcpy_kernel(void);
 /* The loop itself, whatever rt_memcpy_vec chose (for the tests: where memcpy is chosen, rt_memcpy
