@@ -10,11 +10,13 @@ cd "$(dirname "$0")/.."
 # libpmix-dev: ranks join Open MPI's mpirun and srun --mpi=pmix (optional in meson); openmpi-bin,
 # mpich, slurm-wlm and munge: the launchers tests/launchers runs hint under (no hint code links them).
 # libopenmpi-dev and libmpich-dev: mpi.h for the benchmark peers in bench/mpi (the -bin packages
-# ship the wrappers without the headers, and only recommend the -dev packages).
+# ship the wrappers without the headers, and only recommend the -dev packages). libfabric-bin:
+# fi_pingpong and fi_info, the reference bench/netns/side_by_side.sh and loopback.sh run hint beside.
 packages=(meson ninja-build pkg-config gcc libc6-dev libhwloc-dev libfabric-dev libcriterion-dev
           libpapi-dev libmimalloc-dev libjansson-dev libasan8 libubsan1 binutils libfftw3-dev
           man-db groff-base iproute2
-          libpmix-dev openmpi-bin mpich libopenmpi-dev libmpich-dev slurm-wlm munge)
+          libpmix-dev openmpi-bin mpich libopenmpi-dev libmpich-dev slurm-wlm munge
+          libfabric-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
