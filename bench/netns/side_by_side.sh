@@ -46,6 +46,11 @@ options:
                     -- is a hintrun option instead (e.g. --bind-to=core);
                     repeatable, run interleaved with the rest
   --fi-variant NAME PROV    adds NAME: fi_pingpong on provider PROV (e.g. fitcp tcp)
+  --congestion CC   every tool's TCP sockets use congestion control CC (e.g. cubic, reno), through
+                    an LD_PRELOAD shim built from bench/netns/tcp_congestion.c (a namespace
+                    cannot change net.ipv4.tcp_congestion_control here); default: the
+                    machine's (bbr on this one, which puts some connections in a paced state
+                    that costs 3-4x at 256 KiB-1 MiB, docs/BENCHMARKS.md)
   --ucx-tls T       UCX_TLS for MPICH (default tcp,self)
   --out DIR         keep every run's raw output in DIR (default: a temporary folder, removed)
   --subnet A.B.C    the hosts' addresses A.B.C.1 and A.B.C.2 (default 10.93.0): the agents find a
@@ -54,7 +59,7 @@ options:
 USAGE
 }
 declare -A variant fivariant
-rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out= ppn=1 hintbind=none subnet=10.93.0 pin=
+rounds=5 iters=2000 sizes=8,64,512,4096,65536,262144,1048576,4194304 what=fi,hint,mpich prov=net fimode=tagged hintenv= ucxtls=tcp,self out= ppn=1 hintbind=none subnet=10.93.0 pin= congestion=
 while [ $# -gt 0 ]; do
   case $1 in
     --help|-h) usage; exit 0 ;;
@@ -68,6 +73,7 @@ while [ $# -gt 0 ]; do
     --hint-bind) hintbind=$2; shift 2 ;;
     --subnet) subnet=$2; shift 2 ;;
     --pin) pin=1; shift ;;
+    --congestion) congestion=$2; shift 2 ;;
     --ucx-tls) ucxtls=$2; shift 2 ;;
     --variant) variant[$2]=$3; what=$what,$2; shift 3 ;;
     --fi-variant) fivariant[$2]=$3; what=$what,$2; shift 3 ;;
@@ -125,15 +131,26 @@ fi
 export FI_TCP_IFACE=$IF FI_NET_IFACE=$IF
 iters_for() { if [ "$1" -ge 1048576 ]; then echo $(( (iters + 9) / 10 )); else echo "$iters"; fi; }
 for v in $hintenv; do fabric+=(-x "$v"); done
+# --congestion: the shim goes into every tool's environment (fi_pingpong through ccenv, hint's
+# ranks through fabric, MPICH's and Open MPI's through their -genv / -x lists)
+ccenv=()
+if [ -n "$congestion" ]; then
+  grep -qw -- "$congestion" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+    { echo "side_by_side.sh: --congestion $congestion is not one of: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)" >&2; exit 2; }
+  cc -shared -fPIC -O2 -o "$tmp/tcp_congestion.so" "$src/bench/netns/tcp_congestion.c" -ldl ||
+    { echo "side_by_side.sh: cannot build bench/netns/tcp_congestion.c" >&2; exit 2; }
+  ccenv=(env LD_PRELOAD="$tmp/tcp_congestion.so" NETNS_TCP_CONGESTION="$congestion")
+  fabric+=(-x LD_PRELOAD="$tmp/tcp_congestion.so" -x NETNS_TCP_CONGESTION="$congestion")
+fi
 
 run_fi() { # [PROVIDER] one fi_pingpong per size (server in B, client in A), its result rows only
   local prov=${1:-$prov}
   for sz in ${sizes//,/ }; do
-    ip netns exec $B "${pinB[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -B 47593 \
+    ip netns exec $B "${pinB[@]}" "${ccenv[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -B 47593 \
       >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    ip netns exec $A "${pinA[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -P 47593 $IPB |
+    ip netns exec $A "${pinA[@]}" "${ccenv[@]}" timeout 300 fi_pingpong -p "$prov" -e rdm -m "$fimode" -I "$(iters_for $sz)" -S $sz -P 47593 $IPB |
       awk -v s=$sz '$1 ~ /^[0-9]/ { $1 = s; print }'
     wait $srv
   done
@@ -149,13 +166,13 @@ run_hint() { # OP [hint-bench args]  ($venv: a variant's extra environment and h
 run_mpich() { # OP [hint-bench args]
   ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
     timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$src/bench/netns/ns_ssh.sh" -hosts $IPA,$IPB -n $((2 * ppn)) -ppn $ppn \
-    -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "${pinw[@]}" "$build/bench/mpi/hint-bench-mpich" "$@"
+    -genv UCX_TLS "$ucxtls" -genv UCX_NET_DEVICES $IF "${pinw[@]}" "${ccenv[@]}" "$build/bench/mpi/hint-bench-mpich" "$@"
 }
 run_ompi() { # OP [hint-bench args]  (Open MPI's rsh launcher through ns_ssh.sh; TCP BTL on the veth)
   ip netns exec $A unshare -u sh -c 'hostname "$0" && exec "$@"' $A \
     timeout 600 mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$src/bench/netns/ns_ssh.sh" \
     --host $IPA,$IPB -np 2 --mca btl tcp,self --mca btl_tcp_if_include $IF --mca oob_tcp_if_include $IF \
-    "${pinw[@]}" "$build/bench/mpi/hint-bench-openmpi" "$@"
+    "${pinw[@]}" "${ccenv[@]}" "$build/bench/mpi/hint-bench-openmpi" "$@"
 }
 
 run_p2p() { # RUNNER: hint-bench latency, the sizes from 1 MiB with fewer iterations
