@@ -582,18 +582,26 @@ ParameterizedTestParameters(coll, staged_nomem)
     return cr_make_param_array(struct nomem_case, cs, sizeof cs / sizeof cs[0]);
 }
 
-ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
+/* staged_mix MODE at c->np ranks with the test hook VAR=bad:fails set; it must print "ok staged_mix
+   MODE" within hintrun's --timeout. */
+static void run_nomem_case(const struct nomem_case *c, const char *var, const char *mode)
 {
     if (spans_nodes(c->np))
         cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
-    char bad[16], fails[16], hook[64];
+    char bad[16], fails[16], hook[64], want[64];
     snprintf(bad, sizeof bad, "%d", c->bad);
     snprintf(fails, sizeof fails, "%d", c->fails);
-    snprintf(hook, sizeof hook, "HINT_TEST_STAGE_NOMEM=%d:%d", c->bad, c->fails);
+    snprintf(hook, sizeof hook, "%s=%d:%d", var, c->bad, c->fails);
+    snprintf(want, sizeof want, "ok staged_mix %s", mode);
     const char *opts[] = {"--timeout", "120", NULL};
-    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "nomem", bad, fails, NULL};
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), mode, bad, fails, NULL};
     const char *env[] = {hook, NULL};
-    run_ok(opts, c->np, argv, env, "ok staged_mix nomem", hook);
+    run_ok(opts, c->np, argv, env, want, hook);
+}
+
+ParameterizedTest(struct nomem_case *c, coll, staged_nomem, .timeout = 300)
+{
+    run_nomem_case(c, "HINT_TEST_STAGE_NOMEM", "nomem");
 }
 
 /* A staged neighbourhood plan that one rank cannot allocate (HINT_TEST_NEIGHBOR_NOMEM=R:N): that
@@ -608,16 +616,7 @@ ParameterizedTestParameters(coll, staged_neighbor_nomem)
 
 ParameterizedTest(struct nomem_case *c, coll, staged_neighbor_nomem, .timeout = 300)
 {
-    if (spans_nodes(c->np))
-        cr_skip_test("HINT_TEST_NODES: the staged algorithms need one node");
-    char bad[16], fails[16], hook[64];
-    snprintf(bad, sizeof bad, "%d", c->bad);
-    snprintf(fails, sizeof fails, "%d", c->fails);
-    snprintf(hook, sizeof hook, "HINT_TEST_NEIGHBOR_NOMEM=%d:%d", c->bad, c->fails);
-    const char *opts[] = {"--timeout", "120", NULL};
-    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "neighbor_nomem", bad, fails, NULL};
-    const char *env[] = {hook, NULL};
-    run_ok(opts, c->np, argv, env, "ok staged_mix neighbor_nomem", hook);
+    run_nomem_case(c, "HINT_TEST_NEIGHBOR_NOMEM", "neighbor_nomem");
 }
 
 /* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
