@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hint_config.h"
@@ -39,11 +40,32 @@ void rt_thread_note_main(void)
    pthread added by LD_PRELOAD and 111-117 ns without one or with a thread that has its own
    table (clone without CLONE_FILES); hint's took 145-149 ns with its two helpers. The copy it
    gets holds every descriptor open at that moment, which would keep sockets and files alive
-   after the rank closes them: all but the kept ones (and 0-2) are closed in the copy. Failures only
-   leave the cost. */
+   after the rank closes them: all but the kept ones (and 0-2) are closed in the copy. That needs
+   close_range (Linux 5.9; called through syscall() so an older glibc builds): where the kernel or
+   a seccomp profile refuses it, the thread keeps the shared table (and the cost), since a copy it
+   could not trim would hold the rank's pipes and sockets open until finalize. */
+static bool close_range_works(void)
+{
+#ifdef SYS_close_range
+    return syscall(SYS_close_range, ~0u, ~0u, 0) == 0; /* an empty range: only asks */
+#else
+    return false;
+#endif
+}
+
+static void close_fds(unsigned first, unsigned last)
+{
+#ifdef SYS_close_range
+    (void)syscall(SYS_close_range, first, last, 0);
+#else
+    (void)first;
+    (void)last;
+#endif
+}
+
 void rt_thread_own_files(int keep_a, int keep_b)
 {
-    if (unshare(CLONE_FILES) != 0)
+    if (!close_range_works() || unshare(CLONE_FILES) != 0)
         return;
     int keep[2] = {keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a};
     unsigned from = 3; /* standard input, output and error stay: what the thread may print goes there */
@@ -51,10 +73,10 @@ void rt_thread_own_files(int keep_a, int keep_b)
         if (keep[i] < (int)from)
             continue;
         if ((unsigned)keep[i] > from)
-            close_range(from, (unsigned)keep[i] - 1, 0);
+            close_fds(from, (unsigned)keep[i] - 1);
         from = (unsigned)keep[i] + 1;
     }
-    close_range(from, ~0u, 0);
+    close_fds(from, ~0u);
 }
 
 int hint_init_thread(int *argc, char ***argv, int required, int *provided)

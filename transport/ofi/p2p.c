@@ -840,6 +840,10 @@ static void failed(void)
     }
     if (op->r)
         op->r->status.error = HINT_ERR_TRANSPORT;
+    /* the credits this header carried back were taken from owed when it was built: owe them
+       again, or that peer's window would shrink for good */
+    if (op->type == OP_TX && op->r)
+        ofi_cr.owed[op->r->peer] += ((const struct ofi_hdr *)op->buf)->credits;
     completed(op, 0);
 }
 
