@@ -89,7 +89,8 @@ const struct rt_env_var rt_env_vars[] = {
                 "and one on the large eager pool's credits, `large eager messages: N sent, ...`)"},
     {.name = "HINT_OFI_PROVIDER", .kind = RT_ENV_STRING, .dflt = "", .note = "FI_PROVIDER's choice, else the preferred one offered",
      .meaning = "libfabric provider for ranks on other nodes, as fi_info names it (e.g. tcp;ofi_rxm, verbs;ofi_rxm); "
-                "it needs FI_EP_RDM endpoints with FI_TAGGED"},
+                "it needs FI_EP_RDM endpoints with FI_TAGGED",
+     .syntax = "a provider name as fi_info gives it"},
     {.name = "HINT_OFI_EAGER_MAX", .kind = RT_ENV_SIZE, .dflt = "8K", .min = 0, .max = MIB,
      .meaning = "largest message sent between nodes at once into the receiver's buffers; larger ones wait for the "
                 "matching receive (rendezvous)"},
@@ -135,7 +136,8 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_TEST_DIE_IN_INIT", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "test hook, STAGE:RANK: world rank RANK prints jobid=<id> and dies of SIGKILL in hint_init at STAGE "
                 "(segment: local rank 0 made the node segment, before the fence; attach: after mapping it; heap, "
-                "heap-attach: the same for the shared heap), for tests that nothing is left behind"},
+                "heap-attach: the same for the shared heap), for tests that nothing is left behind",
+     .syntax = "STAGE:RANK"},
     {.name = "HINT_TEST_LISTS_KEPT_MAX", .kind = RT_ENV_SIZE, .dflt = "64M", .min = 0, .max = TIB,
      .meaning = "test hook: bytes of peers' piece lists read through CMA (derived types off the shared heap) that a "
                 "group's copy orders keep for later calls; past it the lists a call does not use are dropped and "
@@ -143,11 +145,13 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_TEST_STAGE_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "test hook, RANK[:N]: world rank RANK finds no room on the shared heap for its staging areas at its "
                 "first N tries (default 1) on each group, as with a full partition: its staged collectives fail with "
-                "HINT_ERR_NOMEM, and so do those of the members that wait for it, until a try succeeds"},
+                "HINT_ERR_NOMEM, and so do those of the members that wait for it, until a try succeeds",
+     .syntax = "RANK[:N]"},
     {.name = "HINT_TEST_NEIGHBOR_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "test hook, RANK[:N]: world rank RANK cannot allocate the staged neighbourhood algorithm's plan at its "
                 "first N tries (default 1) on each group: its neighbor_allgather and neighbor_alltoall staged fail with "
-                "HINT_ERR_NOMEM, and so do those of its out-neighbours, until a try succeeds"},
+                "HINT_ERR_NOMEM, and so do those of its out-neighbours, until a try succeeds",
+     .syntax = "RANK[:N]"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),
@@ -163,7 +167,8 @@ const struct rt_env_var rt_env_vars[] = {
     {.name = "HINT_STORE_ADDR", .kind = RT_ENV_STRING, .dflt = "",
      .note = "the address of the route to the first other host",
      .meaning = "hintrun --host: the IP address of this machine that the hosts reach the store at "
-                "(--store-addr overrides it; docs/LAUNCHER.md)"},
+                "(--store-addr overrides it; docs/LAUNCHER.md)",
+     .syntax = "an IP address"},
     {.name = "HINT_AGENT_START_TIMEOUT", .kind = RT_ENV_SECONDS, .dflt = "60", .min = 1, .max = 1000000,
      .meaning = "hintrun --host: seconds each host's agent has to reach the store; then the job ends, naming "
                 "the host and its launch agent command"},
@@ -240,7 +245,7 @@ void rt_env_accepts(const struct rt_env_var *v, char *buf, size_t n)
         snprintf(buf, n, "%s", names);
         break;
     case RT_ENV_STRING:
-        snprintf(buf, n, "a path");
+        snprintf(buf, n, "%s", v->syntax ? v->syntax : "a path");
         break;
     case RT_ENV_FAMILY:
         snprintf(buf, n, "auto or an algorithm of that operation");

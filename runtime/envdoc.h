@@ -31,6 +31,7 @@ struct rt_env_var {
     long long min, max;               /* INT, SIZE (bytes), SECONDS */
     const char *const *choices;       /* ENUM, FAMILY: the accepted names, NULL-terminated */
     const char *meaning;
+    const char *syntax;               /* STRING: what it accepts, as documentation shows it (NULL: a path) */
 };
 
 extern const struct rt_env_var rt_env_vars[];
