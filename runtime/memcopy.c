@@ -67,7 +67,7 @@ int rt_memcpy_loop_wins(long memcpy_ns, long loop_ns) { return memcpy_ns > 2 * l
 static copy_fn choose(void)
 {
 #ifdef COPY_X86
-    static _Alignas(64) unsigned char src[CAL_BYTES], dst[CAL_BYTES + 64];
+    _Alignas(64) unsigned char src[CAL_BYTES], dst[CAL_BYTES + 64]; /* on the stack: two threads may calibrate at once */
     copy_fn vec = loop_kernel();
     memset(src, 1, sizeof src);
     memset(dst, 0, sizeof dst);
