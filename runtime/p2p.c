@@ -214,8 +214,6 @@ static bool send_now(const void *buf, size_t bytes, int world, int tag, uint32_t
    general path: ~400 instructions more per message, issue 18's latency at P=4). true: received
    into buf (*got bytes, tag *got_tag). false: take the general path; the time spent here counts
    against its spin and yield budgets, so it goes on to sleep. */
-enum { RECV_NOW_YIELDS_PER_PASS = 8 };
-
 static bool recv_now(void *buf, size_t bytes, int world, int tag, uint32_t ctx, int sig, size_t *got,
                      int *got_tag)
 {
@@ -229,20 +227,11 @@ static bool recv_now(void *buf, size_t bytes, int world, int tag, uint32_t ctx, 
     if (spin <= 0 && yield <= 0)
         return false;
     long start = trace_now_ns(), spent = 0;
-    for (unsigned i = 1, yields = 0; st == 0; i++) {
-        if (spent < spin) {
+    for (unsigned i = 1; st == 0; i++) {
+        if (spent < spin)
             rt_cpu_relax();
-        } else {
+        else
             sched_yield();
-            /* Other ranks' messages to this one wait for a progress pass to leave their cells
-               (a full channel stalls its sender): one every RECV_NOW_YIELDS_PER_PASS yields,
-               and the general path once that leaves anything to match. */
-            if (++yields % RECV_NOW_YIELDS_PER_PASS == 0) {
-                rt_progress();
-                if (!rt_idle())
-                    break;
-            }
-        }
         st = tp->recv_now(world, buf, bytes, tag, ctx, sig, got, got_tag);
         /* the clock every 32 spins, and after every yield (a yield costs more than a clock read) */
         if (st == 0 && (spent >= spin || i % 32 == 0) && (spent = trace_now_ns() - start) >= spin + yield)
