@@ -110,6 +110,14 @@ void coll_stage_post_to(struct coll_args *a, const int *world, int n);
 /* Instead of begin and post: this rank cannot take part in the call (its own set-up ran out of
    memory), and the members that wait for its post return HINT_ERR_NOMEM. */
 void coll_stage_fail(struct coll_args *a);
+/* A RANK[:N] test hook (HINT_TEST_STAGE_NOMEM, HINT_TEST_NEIGHBOR_NOMEM): true while world rank
+   RANK is the caller and *tries (a per-group count it increments) is under N (1 when not given). */
+struct coll_test_hook {
+    const char *var;
+    int rank; /* -2: not read yet; -1: unset */
+    unsigned tries;
+};
+bool coll_test_hook_fires(struct coll_test_hook *h, const struct coll_args *a, unsigned *tries);
 /* Wait until member p (every member) has posted the call: HINT_ERR_MISMATCH when a member
    staged a call with another signature (then its blocks must not be read). */
 int coll_stage_wait(struct coll_args *a, int p);

@@ -132,16 +132,8 @@ static int distinct(const int *list, int n, int me, int *out)
    (1 if N is not given) on each group, as when malloc fails. */
 static bool test_refuses(const struct coll_args *a, struct neighbor_cache *c)
 {
-    static int rank = -2;
-    static unsigned tries;
-    if (rank == -2) {
-        const char *v = rt_cfg_str("HINT_TEST_NEIGHBOR_NOMEM");
-        rank = -1;
-        tries = 1;
-        if (v != NULL && *v != '\0' && sscanf(v, "%d:%u", &rank, &tries) < 1)
-            rank = -1;
-    }
-    return rank >= 0 && a->g->world[a->rank] == rank && c->plan_tries++ < tries;
+    static struct coll_test_hook hook = {"HINT_TEST_NEIGHBOR_NOMEM", -2, 0};
+    return coll_test_hook_fires(&hook, a, &c->plan_tries);
 }
 
 static int make_plan(struct coll_args *a, struct neighbor_cache *c)

@@ -167,20 +167,24 @@ static const char *data_of(const struct coll_args *a, const struct staging *s, c
     return areas + (size_t)s->heads * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
 }
 
+bool coll_test_hook_fires(struct coll_test_hook *h, const struct coll_args *a, unsigned *tries)
+{
+    if (h->rank == -2) {
+        const char *v = rt_cfg_str(h->var);
+        h->rank = -1;
+        h->tries = 1;
+        if (v != NULL && *v != '\0' && sscanf(v, "%d:%u", &h->rank, &h->tries) < 1)
+            h->rank = -1;
+    }
+    return h->rank >= 0 && a->g->world[a->rank] == h->rank && (*tries)++ < h->tries;
+}
+
 /* HINT_TEST_STAGE_NOMEM=RANK[:N]: world rank RANK finds no room for its staging areas at its
    first N tries (1 if N is not given) on each group, as when its partition is full. */
 static bool test_refuses(const struct coll_args *a, struct staging *s)
 {
-    static int rank = -2;
-    static unsigned tries;
-    if (rank == -2) {
-        const char *v = rt_cfg_str("HINT_TEST_STAGE_NOMEM");
-        rank = -1;
-        tries = 1;
-        if (v != NULL && *v != '\0' && sscanf(v, "%d:%u", &rank, &tries) < 1)
-            rank = -1;
-    }
-    return rank >= 0 && a->g->world[a->rank] == rank && s->attempts++ < tries;
+    static struct coll_test_hook hook = {"HINT_TEST_STAGE_NOMEM", -2, 0};
+    return coll_test_hook_fires(&hook, a, &s->attempts);
 }
 
 /* A member that could not stage its call says so, and wakes the peers that may wait for it. */
