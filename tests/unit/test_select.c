@@ -100,15 +100,22 @@ Test(select, switch_points_at_two_ranks)
     }
     /* the remaining cliffs at 3-8 ranks (docs/BENCHMARKS.md "Remaining cliffs"): gather staged as
        far as its area allows up to 40 KiB, then the heap, not linear (whose senders wait for the
-       root: 6.8-8.7x); reduce staged to 16 KiB, then the heap, not binomial (1.3-2x);
+       root: 6.8-8.7x); reduce staged to 16 KiB (24 KiB from 5 ranks: the heap's two barriers
+       made a 2x step at 16392 B, P=8), then the heap, not binomial (1.3-2x);
        reduce_scatter_block staged to 2 KiB; bcast's cells to 32 KiB, not 16 (3-3.5x) */
     for (int P = 3; P <= 8; P++) {
         size_t g = coll_stage_area(P) < 40960 ? coll_stage_area(P) : 40960;
         cr_expect_str_eq(coll_default_name(COLL_GATHER, P, g), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_GATHER, P, g + 1), "heap", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_GATHER, P, 131071), "heap", "P=%d", P);
-        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, 16384), "staged", "P=%d", P);
-        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, 16392), "heap", "P=%d", P);
+        size_t r = P <= 4 ? 16384 : 24576;
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, r), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_REDUCE, P, r + 8), "heap", "P=%d", P);
+        /* neighbor_alltoall staged to 8 KiB at 3-4 ranks, 16 KiB at 5-8 (naive's rendezvous past
+           8 KiB made a 1.14x step at P=8) */
+        size_t na = P <= 4 ? 8192 : 16384;
+        cr_expect_str_eq(coll_default_name(COLL_NEIGHBOR_ALLTOALL, P, na), "staged", "P=%d", P);
+        cr_expect_str_neq(coll_default_name(COLL_NEIGHBOR_ALLTOALL, P, na + 1), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2048), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2056), "heap", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 32768), "shm", "P=%d", P);
