@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "hint.h"
 #include "runtime/boot.h"
@@ -130,6 +133,33 @@ static int choose_backend(struct boot_info *info, const struct boot_backend **be
 
 /* ---------------------------------------------------------------- dying on purpose */
 
+/* Bytes written to fd and not yet read by whoever reads it: only a pipe can tell (FIONREAD works
+   on its write end too); 0 for anything else. */
+static int unread_bytes(int fd)
+{
+    struct stat sb;
+    int n = 0;
+    if (fstat(fd, &sb) != 0 || !S_ISFIFO(sb.st_mode) || ioctl(fd, FIONREAD, &n) != 0)
+        return 0;
+    return n;
+}
+
+/* Before a process ends the job (an abort, a death on purpose): wait, at most max_ms, until the
+   launcher has read what this process wrote to stdout and stderr. A launcher that tears the job
+   down as soon as one process ends or aborts may not drain the pipes of that process first
+   (MPICH's Hydra, seen under load: the last lines were lost), and those lines are what says
+   why the job ended. */
+static void let_launcher_read_output(int max_ms)
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int waited = 0; waited < max_ms; waited++) {
+        if (unread_bytes(STDOUT_FILENO) == 0 && unread_bytes(STDERR_FILENO) == 0)
+            return;
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+}
+
 /* HINT_TEST_DIE_IN_INIT=STAGE:RANK: world rank RANK dies of SIGKILL at STAGE of hint_init, after
    printing its job id ("jobid=..." on stdout), so that a test can look for what the job left. */
 void boot_test_die(const char *stage)
@@ -145,6 +175,7 @@ void boot_test_die(const char *stage)
     (void)!write(STDOUT_FILENO, line, (size_t)n);
     fprintf(stderr, "hint: rank %d dies of SIGKILL in hint_init at %s (HINT_TEST_DIE_IN_INIT)\n",
             front.info.rank, stage);
+    let_launcher_read_output(2000);
     raise(SIGKILL);
 }
 
@@ -228,6 +259,7 @@ void boot_abort(int code, const char *msg)
         fprintf(stderr, "hint: rank %d aborted the job with code %d%s%s\n", front.info.rank,
                 code, msg ? ": " : "", msg ? msg : "");
     }
+    let_launcher_read_output(1000);
     if (front.be)
         front.be->abort(code, msg); /* hintrun's and the singleton's end the process themselves */
     else

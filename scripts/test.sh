@@ -40,8 +40,17 @@ bad = [t for t in map(json.loads, open(sys.argv[1])) if t["result"] not in ("OK"
 print(f"{sys.argv[2]}: {'all passed' if not bad else 'NOT passed:'}")
 for t in bad:
     print(f"  {t['result']:8} {t['name']} ({t.get('duration', 0):.0f} s)")
-    for line in [l for l in (t.get("stdout") or "").splitlines() if l.startswith("not ok")][:10]:
-        print(f"    {line[:200]}")
+    lines = (t.get("stdout") or "").splitlines()
+    starts = [i for i, l in enumerate(lines) if l.startswith("not ok")][:10]
+    for i in starts:
+        print(f"    {lines[i][:200]}")
+    # what the first failure printed (its TAP diagnostics), so that a failure seen only in CI
+    # can be understood from the tail that CI keeps
+    if starts:
+        for line in lines[starts[0] + 1:starts[0] + 21]:
+            if not line.startswith("#"):
+                break
+            print(f"      {line[:200]}")
 PY
 done
 exit $status
