@@ -11,6 +11,7 @@
 #include "hint.h"
 #include "topology/vtopo.h"
 
+struct coll_args;
 struct dh_pattern;
 struct morton_plan;
 /* neighbor_alltoall staged: which of its sender's out-slots each in-slot of this rank receives
@@ -32,15 +33,22 @@ struct neighbor_cache {
     struct staged_matches *staged;
     struct staged_plan *plan;
     int staged_maxd;        /* the group's largest degree, learnt by the exchange of staged's matches */
-    bool staged_lost;       /* that exchange ran but its matches could not be kept: never run it again */
     unsigned plan_tries;    /* HINT_TEST_NEIGHBOR_NOMEM */
+    unsigned lists_tries;   /* HINT_TEST_NEIGHBOR_LISTS_NOMEM */
 };
-/* The group's cache, made empty on first use; NULL when out of memory. */
+/* The group's cache, made empty on first use; NULL when out of memory. A rank without one still
+   takes part in the exchange of the lists its peers make (morton's and staged's: passing NULL
+   lists), so that they all fail it instead of waiting for this rank. */
 struct neighbor_cache *neighbor_cache_of(hint_group g);
+/* HINT_TEST_NEIGHBOR_LISTS_NOMEM=RANK[:N]: world rank RANK has no memory for the exchange of the
+   neighbour lists (morton's plan, staged's matches) at its first N tries on each group. */
+bool neighbor_lists_refused(const struct coll_args *a, struct neighbor_cache *c);
 void neighbor_morton_plan_free(struct morton_plan *m);
 /* This rank's matches (collective over g: every member calls it together); *out freed with free_matches.
-   *maxd: the group's largest degree, also when this rank could not keep its matches (HINT_ERR_NOMEM
-   once the lists were exchanged), so it still chooses by size as the others do. */
+   l NULL: this rank has nowhere to keep them; it takes part to fail the exchange. Any rank without
+   memory fails it on every rank (HINT_ERR_NOMEM), and every rank tries again at its next call.
+   *maxd: the group's largest degree, the same on every rank also on failure (0 when a rank had no
+   memory for the degrees' exchange), so all choose by size alike. */
 int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out, int *maxd);
 void neighbor_staged_matches_free(struct staged_matches *m);
 void neighbor_staged_plan_free(struct staged_plan *p);

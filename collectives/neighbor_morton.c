@@ -73,22 +73,52 @@ static int by_key(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Every rank's in- and out-list (padded to the longest), from one allgather each. */
-static int all_lists(hint_group g, const struct vtopo_lists *l, int **in, int **out, int *maxd)
+bool neighbor_lists_refused(const struct coll_args *a, struct neighbor_cache *c)
 {
-    int P = g->size, d[2] = {l->indegree, l->outdegree}, *degs = malloc((size_t)P * 2 * sizeof(int));
-    if (degs == NULL)
-        return HINT_ERR_NOMEM;
-    int st = grp_allgather_ints(g, d, 2, degs, GRP_TAG_TOPO), m = 0;
+    static struct coll_test_hook hook = {"HINT_TEST_NEIGHBOR_LISTS_NOMEM", -2, 0};
+    return coll_test_hook_fires(&hook, a, &c->lists_tries);
+}
+
+/* An exchange whose buffers one rank could not allocate fails on every rank (HINT_ERR_NOMEM):
+   grp_all_ok before it, which needs no memory, tells them all. */
+static int all_have(hint_group g, bool have)
+{
+    bool all = false;
+    int st = grp_all_ok(g, have, &all, GRP_TAG_TOPO);
+    return st != HINT_SUCCESS ? st : all ? HINT_SUCCESS : HINT_ERR_NOMEM;
+}
+
+/* What a caller of all_lists allocates once the group's largest degree m is known, before the
+   lists are exchanged, so that its failure fails the exchange on every rank too; false: no
+   memory. */
+struct lists_keep {
+    bool (*alloc)(struct lists_keep *k, int m);
+};
+
+/* Every rank's in- and out-list (padded to the longest), from one allgather each. l NULL: this
+   rank has no memory for the exchange (its cache, or what the caller keeps of it) and takes
+   part only to fail it. Every allocation comes before an agreement (all_have) that fails the
+   exchange on every rank alike, so no rank returns alone while the others wait for it in
+   grp_allgather_ints, and no rank keeps a result the others did not: all try again together. */
+static int all_lists(hint_group g, const struct vtopo_lists *l, struct lists_keep *keep, int **in, int **out,
+                     int *maxd)
+{
+    int P = g->size, m = 0, *degs = l != NULL ? malloc((size_t)P * 2 * sizeof(int)) : NULL, *mine = NULL;
+    int st = all_have(g, degs != NULL);
+    *in = *out = NULL;
+    if (st == HINT_SUCCESS)
+        st = grp_allgather_ints(g, (int[2]){l->indegree, l->outdegree}, 2, degs, GRP_TAG_TOPO);
     for (int r = 0; st == HINT_SUCCESS && r < 2 * P; r++)
         m = degs[r] > m ? degs[r] : m;
     free(degs);
     *maxd = m;
-    int *mine = malloc(((size_t)m * 2 + 1) * sizeof(int));
+    if (st != HINT_SUCCESS)
+        return st;
+    mine = malloc(((size_t)m * 2 + 1) * sizeof(int));
     *in = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
     *out = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
-    if (st == HINT_SUCCESS && (mine == NULL || *in == NULL || *out == NULL))
-        st = HINT_ERR_NOMEM; /* as every setup allocation: the others then wait */
+    bool have = mine != NULL && *in != NULL && *out != NULL;
+    st = all_have(g, have && (keep == NULL || keep->alloc(keep, m)));
     for (int side = 0; st == HINT_SUCCESS && side < 2; side++) {
         const int *list = side ? l->dests : l->sources;
         int n = side ? l->outdegree : l->indegree;
@@ -126,16 +156,16 @@ void neighbor_staged_matches_free(struct staged_matches *m)
 
 /* Every rank checks every rank's slots (the lists are the same on all after the exchange), so an
    invalid graph fails on all ranks alike instead of leaving the others waiting for one that
-   returned. */
+   returned. The matches are allocated before the lists are exchanged, so that a rank without
+   them fails the exchange on every rank (all_lists); l NULL: this rank has no cache to keep them
+   in, the same. */
 int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct staged_matches **out, int *maxd)
 {
     int m = 0, *in = NULL, *outl = NULL;
-    struct staged_matches *sm = calloc(1, sizeof *sm);
+    struct staged_matches *sm = l != NULL ? calloc(1, sizeof *sm) : NULL;
     if (sm != NULL)
         sm->from_slot = malloc(((size_t)l->indegree + 1) * sizeof(int));
-    int st = all_lists(g, l, &in, &outl, &m);
-    if (st == HINT_SUCCESS && (sm == NULL || sm->from_slot == NULL))
-        st = HINT_ERR_NOMEM;
+    int st = all_lists(g, sm != NULL && sm->from_slot != NULL ? l : NULL, NULL, &in, &outl, &m);
     for (int r = 0; st == HINT_SUCCESS && r < g->size; r++)
         for (int i = 0; st == HINT_SUCCESS && i < m; i++) {
             if (in[(size_t)r * (size_t)m + (size_t)i] < 0)
@@ -161,16 +191,32 @@ int neighbor_staged_matches(hint_group g, const struct vtopo_lists *l, struct st
     return HINT_SUCCESS;
 }
 
+/* build_plan's edge array and plan, allocated inside the exchange (all_lists): a segment of the
+   edges becomes the plan's, so nothing is allocated after it. */
+struct plan_keep {
+    struct lists_keep k; /* first: all_lists hands back &k */
+    int P;
+    struct edge *e;
+    struct morton_plan *p;
+};
+
+static bool plan_alloc(struct lists_keep *k, int m)
+{
+    struct plan_keep *pk = (struct plan_keep *)k;
+    pk->e = malloc(((size_t)pk->P * (size_t)m + 1) * sizeof *pk->e);
+    pk->p = calloc(1, sizeof *pk->p);
+    return pk->e != NULL && pk->p != NULL;
+}
+
+/* l NULL: this rank has no cache to keep the plan in; it takes part in the exchange to fail it. */
 static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_plan **out)
 {
     int P = g->size, m, *in = NULL, *outl = NULL;
-    int st = all_lists(g, l, &in, &outl, &m);
-    struct edge *e = NULL;
+    struct plan_keep pk = {{plan_alloc}, P, NULL, NULL};
+    int st = all_lists(g, l, &pk.k, &in, &outl, &m);
+    struct edge *e = pk.e;
+    struct morton_plan *p = pk.p;
     size_t ne = 0;
-    if (st == HINT_SUCCESS)
-        e = malloc(((size_t)P * (size_t)m + 1) * sizeof *e);
-    if (st == HINT_SUCCESS && e == NULL)
-        st = HINT_ERR_NOMEM;
     /* receiver r's slot i from s meets s's next send (in posting order) to r */
     for (int r = 0; st == HINT_SUCCESS && r < P; r++)
         for (int i = 0; i < m; i++) {
@@ -186,27 +232,20 @@ static int build_plan(hint_group g, const struct vtopo_lists *l, struct morton_p
             e[ne] = (struct edge){(uint32_t)s, (uint32_t)r, (uint32_t)j, (uint32_t)i, (uint64_t)z << 32 | ne};
             ne++;
         }
-    struct morton_plan *p = st == HINT_SUCCESS ? calloc(1, sizeof *p) : NULL;
-    if (st == HINT_SUCCESS && p == NULL)
-        st = HINT_ERR_NOMEM;
-    if (st == HINT_SUCCESS) {
-        qsort(e, ne, sizeof *e, by_key);
-        size_t lo = ne * (size_t)g->rank / (size_t)P, hi = ne * (size_t)(g->rank + 1) / (size_t)P;
-        p->n = (int)(hi - lo);
-        p->maxd = m;
-        p->seg = malloc(((size_t)p->n + 1) * sizeof *p->seg);
-        if (p->seg == NULL)
-            st = HINT_ERR_NOMEM;
-        else if (p->n > 0)
-            memcpy(p->seg, e + lo, (size_t)p->n * sizeof *p->seg);
-    }
-    free(e);
     free(in);
     free(outl);
     if (st != HINT_SUCCESS) {
+        free(e);
         neighbor_morton_plan_free(p);
         return st;
     }
+    qsort(e, ne, sizeof *e, by_key);
+    size_t lo = ne * (size_t)g->rank / (size_t)P, hi = ne * (size_t)(g->rank + 1) / (size_t)P;
+    p->n = (int)(hi - lo);
+    p->maxd = m;
+    memmove(e, e + lo, (size_t)p->n * sizeof *e);
+    struct edge *seg = realloc(e, ((size_t)p->n + 1) * sizeof *e); /* shrinks: a failure keeps e */
+    p->seg = seg != NULL ? seg : e;
     *out = p;
     return HINT_SUCCESS;
 }
@@ -358,10 +397,11 @@ int neighbor_morton(struct coll_args *a)
     if (st != HINT_SUCCESS)
         return st;
     struct neighbor_cache *c = neighbor_cache_of(a->g);
-    if (c == NULL)
-        return HINT_ERR_NOMEM;
-    if (c->morton == NULL && (st = build_plan(a->g, &l, &c->morton)) != HINT_SUCCESS)
-        return st;
+    if (c == NULL || c->morton == NULL) { /* without a cache, this rank fails the exchange on every rank */
+        bool keep = c != NULL && !neighbor_lists_refused(a, c);
+        if ((st = build_plan(a->g, keep ? &l : NULL, keep ? &c->morton : NULL)) != HINT_SUCCESS)
+            return st;
+    }
     if (a->op_id == COLL_NEIGHBOR_ALLGATHERV || a->op_id == COLL_NEIGHBOR_ALLTOALLV)
         return morton_v(a, &l, c->morton);
     size_t block = a->sl.count * dt_size(a->sl.type);

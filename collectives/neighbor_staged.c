@@ -157,26 +157,27 @@ static int make_plan(struct coll_args *a, struct neighbor_cache *c)
 }
 
 /* The group's plan and, for alltoall, its matches, made on the first call. The matches come from
-   an exchange of every rank's lists, collective, so it runs first and once whatever fails here:
-   a rank that could not keep them fails every later call instead of asking the others again. The
+   an exchange of every rank's lists, collective, which fails on every rank alike when one has no
+   memory for it (this rank: c NULL, or the test hook), so all try again at their next call. The
    plan is this rank's alone: made again at the next call after a failure. */
 static int plan_of(struct coll_args *a, struct neighbor_cache *c, struct staged_plan **pp, struct staged_matches **mp)
 {
     int st = HINT_SUCCESS;
     *mp = NULL;
-    if (a->op_id == COLL_NEIGHBOR_ALLTOALL) {
-        if (c->staged == NULL && !c->staged_lost) {
-            struct vtopo_lists l;
-            if ((st = vtopo_lists(a->g, &l)) == HINT_SUCCESS)
-                st = neighbor_staged_matches(a->g, &l, &c->staged, &c->staged_maxd);
-            c->staged_lost = st == HINT_ERR_NOMEM;
-            if (st != HINT_SUCCESS)
-                return st;
-        }
-        if (c->staged_lost)
-            return HINT_ERR_NOMEM;
-        *mp = c->staged;
+    if (a->op_id == COLL_NEIGHBOR_ALLTOALL && (c == NULL || c->staged == NULL)) {
+        struct vtopo_lists l;
+        int maxd = 0;
+        bool keep = c != NULL && !neighbor_lists_refused(a, c);
+        if ((st = vtopo_lists(a->g, &l)) == HINT_SUCCESS)
+            st = neighbor_staged_matches(a->g, keep ? &l : NULL, keep ? &c->staged : NULL, &maxd);
+        if (c != NULL)
+            c->staged_maxd = maxd;
+        if (st != HINT_SUCCESS)
+            return st;
     }
+    if (c == NULL)
+        return HINT_ERR_NOMEM;
+    *mp = a->op_id == COLL_NEIGHBOR_ALLTOALL ? c->staged : NULL;
     if (c->plan == NULL && (st = make_plan(a, c)) != HINT_SUCCESS)
         return st;
     *pp = c->plan;
@@ -217,7 +218,7 @@ int neighbor_staged(struct coll_args *a)
     struct neighbor_cache *c = neighbor_cache_of(a->g);
     struct staged_plan *p;
     struct staged_matches *m;
-    int st = c == NULL ? HINT_ERR_NOMEM : plan_of(a, c, &p, &m);
+    int st = plan_of(a, c, &p, &m);
     if (st != HINT_SUCCESS)
         return st == HINT_ERR_NOMEM ? plan_missing(a, c) : st; /* other errors: the same on every rank */
     const struct vtopo_lists *l = &p->l;

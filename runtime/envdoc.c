@@ -152,6 +152,12 @@ const struct rt_env_var rt_env_vars[] = {
                 "first N tries (default 1) on each group: its neighbor_allgather and neighbor_alltoall staged fail with "
                 "HINT_ERR_NOMEM, and so do those of its out-neighbours, until a try succeeds",
      .syntax = "RANK[:N]"},
+    {.name = "HINT_TEST_NEIGHBOR_LISTS_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "test hook, RANK[:N]: world rank RANK has no memory for the exchange of the neighbour lists "
+                "(neighbor_alltoall staged's matches, the morton algorithm's plan) at its first N tries (default 1) "
+                "on each group: that call fails with HINT_ERR_NOMEM on every rank, and every rank exchanges again "
+                "at its next call",
+     .syntax = "RANK[:N]"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

@@ -161,6 +161,29 @@ out:
     return st;
 }
 
+/* Whether ok holds on every rank of g, told to all: one int each way through rank 0, no buffer
+   of the group's size, so a rank that could not allocate the buffers of an exchange (or what it
+   keeps of it) can still take part and make every rank fail it, instead of returning alone while
+   the others wait in grp_allgather_ints for it. */
+int grp_all_ok(hint_group g, bool ok, bool *all, int tag)
+{
+    int st = HINT_SUCCESS, v = ok, r_ok = 1;
+    if (g->size > 1 && g->rank == 0) {
+        for (int r = 1; r < g->size; r++) {
+            CHECK_GOTO(p2p_recv_bytes(&r_ok, sizeof r_ok, r, tag, g), out);
+            v &= r_ok != 0;
+        }
+        for (int r = 1; r < g->size; r++)
+            CHECK_GOTO(p2p_send_bytes(&v, sizeof v, r, tag, g), out);
+    } else if (g->size > 1) {
+        CHECK_GOTO(p2p_send_bytes(&v, sizeof v, 0, tag, g), out);
+        CHECK_GOTO(p2p_recv_bytes(&v, sizeof v, 0, tag, g), out);
+    }
+    *all = v != 0;
+out:
+    return st;
+}
+
 int hint_group_rank(hint_group g, int *rank)
 {
     RT_CHECK_INIT();

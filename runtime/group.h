@@ -62,5 +62,7 @@ void grp_destroy(hint_group g);
 extern bool (*grp_free_deferred)(hint_group g);
 /* Gather n ints from every rank of g into out[size][n] on every rank (runtime's own, small). */
 int grp_allgather_ints(hint_group g, const int *in, int n, int *out, int tag);
+/* *all: whether ok on every rank of g (collective; needs no memory). */
+int grp_all_ok(hint_group g, bool ok, bool *all, int tag);
 
 #endif

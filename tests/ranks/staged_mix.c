@@ -11,6 +11,7 @@
  * with HINT_ERR_NOMEM where it is R or waits for R's data, and the calls after them must work;
  * neighbor_allgather and neighbor_alltoall staged on a ring too (R and the ranks that list it fail).
  * `staged_mix neighbor_nomem R N` (with HINT_TEST_NEIGHBOR_NOMEM=R:N): see neighbor_nomem() below.
+ * `staged_mix lists_nomem R N` (with HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N): see lists_nomem() below.
  * `staged_mix chain`: see chain() below.
  */
 #include <stdbool.h>
@@ -304,6 +305,45 @@ static void neighbor_nomem(int bad, int fails)
     nomem_neighbors(bad, fails);
 }
 
+/* `staged_mix lists_nomem R N` (with HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N): rank R has no memory
+   for the exchange of the neighbour lists in its first N calls on each group, on a ring: those
+   calls of neighbor_alltoall staged (its matches), then on a new group neighbor_allgather and
+   neighbor_alltoall morton (their plan), return HINT_ERR_NOMEM on every rank, and the calls after
+   them are right. Before, R returned alone and the others waited for it in the exchange forever
+   (hintrun's --timeout ended the job). */
+static void lists_nomem(int bad, int fails)
+{
+    int dims[1] = {P}, periods[1] = {1}, me = rc_rank;
+    int left = (me + P - 1) % P, right = (me + 1) % P;
+    const char *algs[3][2] = {{"neighbor_alltoall", "staged"}, {"neighbor_allgather", "morton"},
+                              {"neighbor_alltoall", "morton"}};
+    for (int c = 0; c < 3; c++) {
+        bool a2a = c != 1;
+        RC_OK(hint_coll_set(algs[c][0], algs[c][1]));
+        hint_group cart;
+        RC_OK(hint_cart_create(HINT_WORLD, 1, dims, periods, 0, &cart));
+        RC_OK(hint_group_set_errhandler(cart, HINT_ERRORS_RETURN));
+        for (int k = 0; k < fails + 20; k++) {
+            long sb[2] = {val(me, left, k), val(me, right, k)}, rb[2] = {-1, -1};
+            int st = a2a ? hint_neighbor_alltoall(sb, 1, HINT_LONG, rb, 1, HINT_LONG, cart)
+                         : hint_neighbor_allgather(sb, 1, HINT_LONG, rb, 1, HINT_LONG, cart);
+            if (k < fails) {
+                if (st != HINT_ERR_NOMEM)
+                    RC_FAIL("%s %s call %d (rank %d without lists) returned %d (%s), expected HINT_ERR_NOMEM",
+                            algs[c][0], algs[c][1], k, bad, st, hint_strerror(st));
+                continue;
+            }
+            RC_OK(st);
+            long l = a2a ? val(left, me, k) : val(left, (left + P - 1) % P, k);
+            long r = a2a ? val(right, me, k) : val(right, (right + P - 1) % P, k);
+            if (rb[0] != l || rb[1] != r)
+                RC_FAIL("%s %s call %d after the failed ones: got %ld %ld, expected %ld %ld", algs[c][0], algs[c][1],
+                        k, rb[0], rb[1], l, r);
+        }
+        RC_OK(hint_group_free(&cart));
+    }
+}
+
 /* `staged_mix chain`: neighbor_allgather staged on the chain 0 -> 1 -> ... -> P-1. Rank 0 waits
    for nobody and the last rank wakes nobody (no out-neighbours), so the ranks ahead of it wait for
    its calls in coll_stage_begin only (the ring of heads is full); it sleeps 2 ms every 16th call,
@@ -383,6 +423,13 @@ int main(int argc, char **argv)
         RC_OK(hint_finalize());
         if (rc_rank == 0)
             printf("ok staged_mix neighbor_nomem\n");
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "lists_nomem") == 0) {
+        lists_nomem(atoi(argv[2]), atoi(argv[3]));
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok staged_mix lists_nomem\n");
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "chain") == 0) {

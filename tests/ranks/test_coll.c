@@ -619,6 +619,22 @@ ParameterizedTest(struct nomem_case *c, coll, staged_neighbor_nomem, .timeout = 
     run_nomem_case(c, "HINT_TEST_NEIGHBOR_NOMEM", "neighbor_nomem");
 }
 
+/* The exchange of the neighbour lists, which one rank has no memory for (HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N):
+   every rank returns HINT_ERR_NOMEM from those calls, and the calls after them are right
+   (staged_mix lists_nomem: neighbor_alltoall staged, neighbor_allgather and alltoall morton).
+   Before, the rank returned alone and its peers waited for it in the exchange until hintrun's
+   --timeout ended the job. */
+ParameterizedTestParameters(coll, neighbor_lists_nomem)
+{
+    static struct nomem_case cs[] = {{2, 0, 1}, {2, 1, 2}, {3, 2, 1}, {4, 1, 3}, {8, 5, 2}};
+    return cr_make_param_array(struct nomem_case, cs, sizeof cs / sizeof cs[0]);
+}
+
+ParameterizedTest(struct nomem_case *c, coll, neighbor_lists_nomem, .timeout = 300)
+{
+    run_nomem_case(c, "HINT_TEST_NEIGHBOR_LISTS_NOMEM", "lists_nomem");
+}
+
 /* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
    (tests/ranks/first_faults.c; issue 18 item 3). */
 ParameterizedTestParameters(coll, first_call_faults)
