@@ -41,8 +41,13 @@ struct neighbor_cache {
    lists), so that they all fail it instead of waiting for this rank. */
 struct neighbor_cache *neighbor_cache_of(hint_group g);
 /* HINT_TEST_NEIGHBOR_LISTS_NOMEM=RANK[:N]: world rank RANK has no memory for the exchange of the
-   neighbour lists (morton's plan, staged's matches) at its first N tries on each group. */
+   neighbour lists (morton's plan, staged's matches, distance_halving's pattern) at its first N
+   tries on each group. */
 bool neighbor_lists_refused(const struct coll_args *a, struct neighbor_cache *c);
+/* Collective over g: HINT_SUCCESS when `have` holds on every rank, else HINT_ERR_NOMEM on every
+   rank (grp_all_ok, which needs no memory): what precedes an exchange that a rank may have no
+   buffers for. */
+int neighbor_all_have(hint_group g, bool have);
 void neighbor_morton_plan_free(struct morton_plan *m);
 /* This rank's matches (collective over g: every member calls it together); *out freed with free_matches.
    l NULL: this rank has nowhere to keep them; it takes part to fail the exchange. Any rank without

@@ -722,10 +722,13 @@ struct neighbor_cache *neighbor_cache_of(hint_group g)
 static int pattern_of(struct coll_args *a, const struct vtopo_lists *l, struct dh_pattern **cp)
 {
     struct neighbor_cache *c = neighbor_cache_of(a->g);
-    if (c == NULL)
-        return HINT_ERR_NOMEM;
-    if (c->dh == NULL) {
-        int st = build_pattern(a->g, l, &c->dh);
+    if (c == NULL || c->dh == NULL) {
+        /* The pattern is built by every rank together (a group dup, then exchanges): a rank
+           without a cache to keep it in fails the build on every rank before it starts, and all
+           try again at their next call, instead of returning alone while the others wait. */
+        int st = neighbor_all_have(a->g, c != NULL && !neighbor_lists_refused(a, c));
+        if (st == HINT_SUCCESS)
+            st = build_pattern(a->g, l, &c->dh);
         if (st != HINT_SUCCESS)
             return st;
     }

@@ -79,9 +79,7 @@ bool neighbor_lists_refused(const struct coll_args *a, struct neighbor_cache *c)
     return coll_test_hook_fires(&hook, a, &c->lists_tries);
 }
 
-/* An exchange whose buffers one rank could not allocate fails on every rank (HINT_ERR_NOMEM):
-   grp_all_ok before it, which needs no memory, tells them all. */
-static int all_have(hint_group g, bool have)
+int neighbor_all_have(hint_group g, bool have)
 {
     bool all = false;
     int st = grp_all_ok(g, have, &all, GRP_TAG_TOPO);
@@ -97,14 +95,14 @@ struct lists_keep {
 
 /* Every rank's in- and out-list (padded to the longest), from one allgather each. l NULL: this
    rank has no memory for the exchange (its cache, or what the caller keeps of it) and takes
-   part only to fail it. Every allocation comes before an agreement (all_have) that fails the
-   exchange on every rank alike, so no rank returns alone while the others wait for it in
-   grp_allgather_ints, and no rank keeps a result the others did not: all try again together. */
+   part only to fail it. Every allocation comes before an agreement (neighbor_all_have) that
+   fails the exchange on every rank alike, so no rank returns alone while the others wait for it
+   in grp_allgather_ints, and no rank keeps a result the others did not: all try again together. */
 static int all_lists(hint_group g, const struct vtopo_lists *l, struct lists_keep *keep, int **in, int **out,
                      int *maxd)
 {
     int P = g->size, m = 0, *degs = l != NULL ? malloc((size_t)P * 2 * sizeof(int)) : NULL, *mine = NULL;
-    int st = all_have(g, degs != NULL);
+    int st = neighbor_all_have(g, degs != NULL);
     *in = *out = NULL;
     if (st == HINT_SUCCESS)
         st = grp_allgather_ints(g, (int[2]){l->indegree, l->outdegree}, 2, degs, GRP_TAG_TOPO);
@@ -118,7 +116,7 @@ static int all_lists(hint_group g, const struct vtopo_lists *l, struct lists_kee
     *in = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
     *out = malloc(((size_t)P * (size_t)m + 1) * sizeof(int));
     bool have = mine != NULL && *in != NULL && *out != NULL;
-    st = all_have(g, have && (keep == NULL || keep->alloc(keep, m)));
+    st = neighbor_all_have(g, have && (keep == NULL || keep->alloc(keep, m)));
     for (int side = 0; st == HINT_SUCCESS && side < 2; side++) {
         const int *list = side ? l->dests : l->sources;
         int n = side ? l->outdegree : l->indegree;

@@ -154,7 +154,8 @@ const struct rt_env_var rt_env_vars[] = {
      .syntax = "RANK[:N]"},
     {.name = "HINT_TEST_NEIGHBOR_LISTS_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
      .meaning = "test hook, RANK[:N]: world rank RANK has no memory for the exchange of the neighbour lists "
-                "(neighbor_alltoall staged's matches, the morton algorithm's plan) at its first N tries (default 1) "
+                "(neighbor_alltoall staged's matches, the morton algorithm's plan, distance_halving's pattern) at its "
+                "first N tries (default 1) "
                 "on each group: that call fails with HINT_ERR_NOMEM on every rank, and every rank exchanges again "
                 "at its next call",
      .syntax = "RANK[:N]"},

@@ -307,18 +307,18 @@ static void neighbor_nomem(int bad, int fails)
 
 /* `staged_mix lists_nomem R N` (with HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N): rank R has no memory
    for the exchange of the neighbour lists in its first N calls on each group, on a ring: those
-   calls of neighbor_alltoall staged (its matches), then on a new group neighbor_allgather and
-   neighbor_alltoall morton (their plan), return HINT_ERR_NOMEM on every rank, and the calls after
+   calls of neighbor_alltoall staged (its matches), then on a new group each neighbor_allgather and
+   neighbor_alltoall morton (their plan) and neighbor_allgather distance_halving (its pattern), return HINT_ERR_NOMEM on every rank, and the calls after
    them are right. Before, R returned alone and the others waited for it in the exchange forever
    (hintrun's --timeout ended the job). */
 static void lists_nomem(int bad, int fails)
 {
     int dims[1] = {P}, periods[1] = {1}, me = rc_rank;
     int left = (me + P - 1) % P, right = (me + 1) % P;
-    const char *algs[3][2] = {{"neighbor_alltoall", "staged"}, {"neighbor_allgather", "morton"},
-                              {"neighbor_alltoall", "morton"}};
-    for (int c = 0; c < 3; c++) {
-        bool a2a = c != 1;
+    const char *algs[4][2] = {{"neighbor_alltoall", "staged"}, {"neighbor_allgather", "morton"},
+                              {"neighbor_alltoall", "morton"}, {"neighbor_allgather", "distance_halving"}};
+    for (int c = 0; c < 4; c++) {
+        bool a2a = c == 0 || c == 2;
         RC_OK(hint_coll_set(algs[c][0], algs[c][1]));
         hint_group cart;
         RC_OK(hint_cart_create(HINT_WORLD, 1, dims, periods, 0, &cart));

@@ -621,7 +621,8 @@ ParameterizedTest(struct nomem_case *c, coll, staged_neighbor_nomem, .timeout = 
 
 /* The exchange of the neighbour lists, which one rank has no memory for (HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N):
    every rank returns HINT_ERR_NOMEM from those calls, and the calls after them are right
-   (staged_mix lists_nomem: neighbor_alltoall staged, neighbor_allgather and alltoall morton).
+   (staged_mix lists_nomem: neighbor_alltoall staged, neighbor_allgather and alltoall morton,
+   neighbor_allgather distance_halving).
    Before, the rank returned alone and its peers waited for it in the exchange until hintrun's
    --timeout ended the job. */
 ParameterizedTestParameters(coll, neighbor_lists_nomem)
