@@ -16,6 +16,10 @@ bool coll_shm_ok(const struct coll_args *a);
 /* ... and the shared heap is on: the staged and `heap` algorithms can run. */
 bool coll_heap_ok(const struct coll_args *a);
 void coll_ring_members(hint_group g);
+/* Poll done(arg) tightly while the ranks fit the cores and nothing else is in flight (yield per
+   look when oversubscribed), for the spin (yield) budget, counted against rt_wait_until's:
+   collectives/staging.c stage_spin. false: not done, go on with rt_wait_until. */
+bool coll_spin(bool (*done)(void *), void *arg);
 int bcast_binomial(struct coll_args *a);
 int bcast_shm(struct coll_args *a);
 int bcast_heap(struct coll_args *a);

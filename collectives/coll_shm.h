@@ -6,7 +6,7 @@
  *
  *   struct coll_shm_slot    [COLL_SHM_SLOTS]  each followed by nlocal member areas
  *                                             (coll_shm_member_stride(nlocal) bytes each)
- * Slot 0 belongs to the world group. A slot is COLL_SHM_SLOTS * (3*64 + 16 * (64 + 4 KiB)) +
+ * Slot 0 belongs to the world group. A slot is COLL_SHM_SLOTS * (3*64 + 16 * (2*64 + 4 KiB)) +
  * nlocal * (192 + 32 nlocal) bytes: 4.3 MiB + 64 * nlocal * (192 + 32 nlocal) for all of them.
  */
 #ifndef HINT_COLL_SHM_H
@@ -22,16 +22,24 @@
 #define COLL_BCAST_CHUNK (4 * 1024) /* bcast: bytes of one cell of the ring */
 #define COLL_BCAST_CELLS 16         /* bcast: cells in the ring, so the root can be 16 chunks ahead */
 
-/* bcast: a cell's chunk number + 1 (written by the root) and how many reads of it finished
-   (every non-root adds 1 per chunk), on the cell's own line, with room for a chunk of up to
-   COLL_BCAST_INLINE bytes so that a small message travels in the same line as its number. */
-#define COLL_BCAST_INLINE (COLL_CACHE_LINE - 16)
+/* bcast: a cell's chunk number + 1 (written by the root), on the cell's own line with room for a
+   chunk of up to COLL_BCAST_INLINE bytes, so that a small message travels in the same line as its
+   number. How many reads of the cell finished (every non-root adds 1 per chunk) is on a line of
+   its own (struct coll_bcast_done): when the readers added to the cell's line itself, each call's
+   line went to the reader in the modified state and back (the reader's add and the root's next
+   store each took it from the other core), where now the root's store finds the line only shared
+   and the root reads the count once per COLL_BCAST_CELLS chunks (issue 18: bcast 8 B at P=2). */
+#define COLL_BCAST_INLINE (COLL_CACHE_LINE - 8)
 struct coll_bcast_ctl {
     _Atomic uint64_t seq;
-    _Atomic uint64_t done;
     char inline_data[COLL_BCAST_INLINE];
 };
 static_assert(sizeof(struct coll_bcast_ctl) == COLL_CACHE_LINE, "a bcast cell's control is one line");
+struct coll_bcast_done {
+    _Atomic uint64_t n;
+    char pad[COLL_CACHE_LINE - 8];
+};
+static_assert(sizeof(struct coll_bcast_done) == COLL_CACHE_LINE, "a bcast cell's count is one line");
 
 struct coll_shm_slot {
     _Atomic uint32_t used;     /* 0 free, 1 taken (CAS by the group's rank 0) */
@@ -51,6 +59,7 @@ struct coll_shm_slot {
     _Atomic uint64_t release;  /* barrier: number of the last completed barrier */
     char pad2[COLL_CACHE_LINE - 8];
     struct coll_bcast_ctl bc[COLL_BCAST_CELLS];
+    struct coll_bcast_done bc_done[COLL_BCAST_CELLS];
     char data[COLL_BCAST_CELLS][COLL_BCAST_CHUNK];
 };
 static_assert(sizeof(struct coll_shm_slot) % COLL_CACHE_LINE == 0, "slots are whole lines");

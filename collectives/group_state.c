@@ -48,7 +48,7 @@ static int slot_acquire(int members)
         atomic_store(&s->release, 0);
         for (int b = 0; b < COLL_BCAST_CELLS; b++) {
             atomic_store(&s->bc[b].seq, 0);
-            atomic_store(&s->bc[b].done, 0);
+            atomic_store(&s->bc_done[b].n, 0);
         }
         /* A member's flag and offsets are the previous group's: a staged collective of the
            new group (whose calls count from 1 again) would take them for its own. */

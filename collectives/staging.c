@@ -370,6 +370,8 @@ static __attribute__((noinline)) bool stage_spin(bool (*done)(void *), void *arg
     return false;
 }
 
+bool coll_spin(bool (*done)(void *), void *arg) { return stage_spin(done, arg); }
+
 /* HINT_ERR_NOMEM when one of the members had no areas for the call. Inline: the ahead wait of
    coll_stage_begin runs in every call of a rank that does not wait otherwise. */
 static inline __attribute__((always_inline)) int wait_flags(const struct coll_args *a, int first, int last, uint64_t epoch)

@@ -12,7 +12,7 @@
  *                                         ncells cells of SHM_CELL_HDR + payload bytes
  *   node areas           [rt_node_area_count()]  each rt_node_area_bytes(id, nlocal) bytes
  * Size: hdr + nlocal*128 + nlocal^2 * (64 + ncells * (64 + payload)) + the areas (the collectives'
- * slots: SHM_COLL_SLOTS * (3*64 + 16 * (64 + 4 KiB) + nlocal * (128 + 32 nlocal)) = 4.3 MiB +
+ * slots: SHM_COLL_SLOTS * (3*64 + 16 * (2*64 + 4 KiB) + nlocal * (128 + 32 nlocal)) = 4.3 MiB +
  * 64 * nlocal * (128 + 32 nlocal)); payload is the largest power of two <= budget /
  * (nlocal^2 * ncells) - 64, clamped to [256 B, 32 KiB], budget HINT_SHM_BUDGET (default 48 MiB).
  * So the segment stays under 64 MiB up to P = 64 (35 MiB) and 128 (40 MiB); beyond that the
