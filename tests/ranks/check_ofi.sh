@@ -22,7 +22,7 @@ run() { # K P CASE [what the environment forces]
   then ok "$3 at P=$2 on $1 nodes${4:+ ($4)}"
   else notok "$3 at P=$2 on $1 nodes${4:+ ($4)} (exit $rc)" "$out"; fi
 }
-echo "1..59"
+echo "1..60"
 for c in mixed anysource truncate big derived outstanding sync; do
   for kp in "2 2" "2 5" "3 8"; do
     set -- $kp
@@ -133,6 +133,16 @@ for kpp in "2 2 0:1" "2 5 0:3,1:4" "3 8 0:3,1:4,2:5"; do
     ok "credits at P=$2 on $1 nodes: one tag across large eager and rendezvous, in order ($mixed ranks took both)"
   else notok "credits at P=$2 on $1 nodes: one tag across large eager and rendezvous, in order ($mixed of $pairs ranks took both, exit $rc)" "$out"; fi
 done
+# ... and credits owed back go home alone before a rank sleeps, however few: after taking 8
+# (fewer than half the window) the receiver sleeps, its sender then sends a whole window more,
+# all large eager (before: 8 of them by rendezvous for want of the credits the sleeper kept)
+out=$(HINT_P2P_STATS=1 timeout 300 "$hintrun" --nodes 2 -n 2 "$prog" credits_sleep 2>&1)
+rc=$?
+starved=$(printf '%s\n' "$out" | sed -n 's/^hint\[rank 0\] ofi: .*large eager messages: [0-9]* sent, \([0-9]*\) by rendezvous.*/\1/p')
+slept=$(printf '%s\n' "$out" | sed -n 's/^hint\[rank 1\] ofi: .*credits returned alone [0-9]* times (\([0-9]*\) before sleeping).*/\1/p')
+if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^ok credits_sleep" && [ "${starved:-x}" = 0 ] && [ "${slept:-0}" -ge 1 ]; then
+  ok "credits owed go back before the receiver sleeps (none starved; $slept returns before sleeping)"
+else notok "credits owed go back before the receiver sleeps (starved ${starved:-?}, returns before sleeping ${slept:-?}, exit $rc)" "$out"; fi
 # (whether it leaves /dev/shm clean is hintrun's cleanup, checked by the crash suite: other jobs
 # on a shared machine make a count of /dev/shm entries here unreliable)
 out=$(HINT_OFI_PROVIDER=no-such-provider timeout 60 "$hintrun" --nodes 2 -n 2 "$prog" mixed 2>&1)

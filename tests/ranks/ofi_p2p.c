@@ -22,6 +22,11 @@
  *              the partner receives (large eager while credits last, then rendezvous), 10 taken,
  *              a 0-byte message each way, 10 more sent (large eager again behind rendezvous
  *              ones); all received in send order
+ * credits_sleep  rank 0 sends the last rank (another node) 8 messages of 64 KiB (large eager),
+ *              which takes them and then waits, long enough to sleep, for a message of rank 0's
+ *              that comes only after a burst of a whole window more: the 8 credits it owed went
+ *              back alone before it slept (check_ofi.sh reads HINT_P2P_STATS: no rendezvous for
+ *              want of a credit; before, fewer than half the window waited for a reply)
  * Every case exits non-zero (failing the job) on the first wrong byte or status.
  */
 #include <signal.h>
@@ -30,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hint.h"
 #include "tests/common/rankcheck.h"
@@ -474,6 +480,48 @@ static void credits(void)
     free(rb);
 }
 
+#define SLEEP_FIRST 8   /* fewer than half the window: not returned alone before sleeping */
+#define SLEEP_BURST 64  /* the window at 2 ranks on 2 nodes (HINT_OFI_LARGE_UNEXPECTED_MAX / 256 KiB) */
+
+static void credits_sleep(void)
+{
+    const size_t n = 65536, total = SLEEP_FIRST + SLEEP_BURST;
+    int last = P - 1;
+    if (rc_rank != 0 && rc_rank != last)
+        return;
+    unsigned char *b = malloc(total * n);
+    hint_request req[SLEEP_FIRST + SLEEP_BURST];
+    hint_status st;
+    RC_CHECK(b != NULL);
+    if (rc_rank == 0) {
+        for (size_t i = 0; i < total; i++)
+            fill(b + i * n, n, 0, last, (int)i);
+        for (int i = 0; i < SLEEP_FIRST; i++)
+            RC_OK(hint_isend(b + (size_t)i * n, n, HINT_BYTE, last, 9, HINT_WORLD, &req[i]));
+        RC_OK(hint_waitall(SLEEP_FIRST, req, HINT_STATUSES_IGNORE));
+        /* the receiver sleeps once its network has been quiet 10 ms (transport/ofi/fabric.c);
+           progress meanwhile reads its credits when they come */
+        int flag;
+        for (int i = 0; i < 400; i++) {
+            RC_OK(hint_iprobe(last, 10, HINT_WORLD, &flag, HINT_STATUS_IGNORE));
+            usleep(1000);
+        }
+        for (int i = SLEEP_FIRST; i < (int)total; i++)
+            RC_OK(hint_isend(b + (size_t)i * n, n, HINT_BYTE, last, 9, HINT_WORLD, &req[i]));
+        RC_OK(hint_send(NULL, 0, HINT_BYTE, last, 10, HINT_WORLD));
+        RC_OK(hint_waitall(SLEEP_BURST, req + SLEEP_FIRST, HINT_STATUSES_IGNORE));
+    } else {
+        for (int i = 0; i < SLEEP_FIRST; i++)
+            RC_OK(hint_recv(b + (size_t)i * n, n, HINT_BYTE, 0, 9, HINT_WORLD, &st));
+        RC_OK(hint_recv(NULL, 0, HINT_BYTE, 0, 10, HINT_WORLD, HINT_STATUS_IGNORE));
+        for (int i = SLEEP_FIRST; i < (int)total; i++)
+            RC_OK(hint_recv(b + (size_t)i * n, n, HINT_BYTE, 0, 9, HINT_WORLD, &st));
+        for (size_t i = 0; i < total; i++)
+            verify(b + i * n, n, 0, last, (int)i);
+    }
+    free(b);
+}
+
 /* Whether this process has libfabric mapped. */
 static int fabric_mapped(void)
 {
@@ -541,6 +589,8 @@ int main(int argc, char **argv)
         flood();
     else if (!strcmp(what, "credits"))
         credits();
+    else if (!strcmp(what, "credits_sleep"))
+        credits_sleep();
     else if (lazy)
         lazy_check();
     else

@@ -21,7 +21,9 @@
  * they travel outside the sequence and are counted as a header arrives, even one held for order.
  * A credit message needs neither a posted receive nor a credit, so no return can deadlock: two
  * ranks that flood each other before posting receives fall back to rendezvous at the window, and
- * each returns credits as its receives take messages.
+ * each returns credits as its receives take messages. A rank about to sleep (fabric.c's
+ * ofi_sleep_arm) first sends alone whatever it owes, however little: no reply of its may leave for
+ * a long time, and meanwhile its senders would go by rendezvous for want of those credits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,10 @@ int ofi_credit_init(size_t large)
     ofi_cr.owed = calloc((size_t)n, 1);
     ofi_cr.listed = calloc((size_t)n, 1);
     ofi_cr.due = malloc((size_t)n * sizeof *ofi_cr.due);
-    if (ofi_cr.have == NULL || ofi_cr.owed == NULL || ofi_cr.listed == NULL || ofi_cr.due == NULL)
+    ofi_cr.owing = malloc((size_t)n * sizeof *ofi_cr.owing);
+    ofi_cr.owing_listed = calloc((size_t)n, 1);
+    if (ofi_cr.have == NULL || ofi_cr.owed == NULL || ofi_cr.listed == NULL || ofi_cr.due == NULL ||
+        ofi_cr.owing == NULL || ofi_cr.owing_listed == NULL)
         return HINT_ERR_NOMEM;
     for (int w = 0; w < n; w++)
         ofi_cr.have[w] = ofi.large_window[w];
@@ -67,6 +72,10 @@ size_t ofi_credit_held_max(void) { return (size_t)ofi_cr.window * (size_t)remote
 
 void ofi_credit_taken(int src)
 {
+    if (!ofi_cr.owing_listed[src]) {
+        ofi_cr.owing_listed[src] = 1;
+        ofi_cr.owing[ofi_cr.nowing++] = src;
+    }
     if (++ofi_cr.owed[src] >= ofi_cr.batch && !ofi_cr.listed[src]) {
         ofi_cr.listed[src] = 1;
         ofi_cr.due[ofi_cr.ndue++] = src;
@@ -92,6 +101,27 @@ void ofi_credit_flush(void)
     }
 }
 
+/* Every credit still owed, each peer's alone (those a reply took need nothing); what cannot go
+   now stays listed and false says so: the rank then polls instead of sleeping. */
+bool ofi_credit_flush_owed(void)
+{
+    while (ofi_cr.nowing > 0) {
+        int peer = ofi_cr.owing[ofi_cr.nowing - 1];
+        uint8_t n = ofi_cr.owed[peer];
+        if (n > 0) {
+            struct ofi_hdr h = {.src = (uint32_t)rt.boot.rank, .kind = OFI_CREDIT, .credits = n};
+            if (!ofi_send_alone(peer, &h))
+                return false;
+            ofi_cr.owed[peer] = 0;
+            ofi_cr.alone++;
+            ofi_cr.before_sleep++;
+        }
+        ofi_cr.owing_listed[peer] = 0;
+        ofi_cr.nowing--;
+    }
+    return true;
+}
+
 void ofi_credit_copied(long bytes)
 {
     ofi_cr.copied += (size_t)bytes;
@@ -103,11 +133,15 @@ void ofi_credit_fini(void)
 {
     if (ofi_cr.have && rt_cfg_long("HINT_P2P_STATS"))
         RT_ERR("ofi", "large eager messages: %lu sent, %lu by rendezvous for want of a credit (window %d per rank); "
-               "credits returned alone %lu times; unexpected ones copied out at most %zu bytes (bound %zu)",
-               ofi_cr.spent, ofi_cr.starved, ofi_cr.window, ofi_cr.alone, ofi_cr.copied_peak, ofi_cr.bound);
+               "credits returned alone %lu times (%lu before sleeping); unexpected ones copied out at most %zu bytes "
+               "(bound %zu)",
+               ofi_cr.spent, ofi_cr.starved, ofi_cr.window, ofi_cr.alone, ofi_cr.before_sleep, ofi_cr.copied_peak,
+               ofi_cr.bound);
     free(ofi_cr.have);
     free(ofi_cr.owed);
     free(ofi_cr.listed);
     free(ofi_cr.due);
+    free(ofi_cr.owing);
+    free(ofi_cr.owing_listed);
     memset(&ofi_cr, 0, sizeof ofi_cr);
 }

@@ -519,6 +519,10 @@ static bool network_active_recently(void)
     return now - active_ns < OFI_ACTIVE_POLL_NS;
 }
 
+/* Before any sleep: the large eager credits this rank owes, however few, go back alone
+   (credit.c); false when the provider refused one for now. */
+static bool owed_credits_sent(void) { return ofi_cr.nowing == 0 || ofi_credit_flush_owed(); }
+
 /* -1: completions are waiting (read them); 0: the watcher rings the bell at the next one;
    a bound when nothing can ring it (no wait fd, one that stays readable, or sends waiting for
    the provider's queues). */
@@ -526,8 +530,10 @@ static long ofi_sleep_arm(void)
 {
     if (ofi.ep == NULL)
         return 0;
-    if (ofi.wait_fd < 0 || ofi_p2p_busy() || wait_fd_stuck())
+    if (ofi.wait_fd < 0 || ofi_p2p_busy() || wait_fd_stuck()) {
+        owed_credits_sent();
         return OFI_POLL_SLEEP_NS;
+    }
     /* Poll (with a yield between passes) instead of sleeping while bytes of this rank's move
        (data operations, a large eager send), and, when the node's ranks fit its cores, while a
        request is in flight or a receive posted and the network completed something in the last
@@ -539,6 +545,8 @@ static long ofi_sleep_arm(void)
     if (ofi_p2p_moving() || (!rt.boot.oversubscribed && (ofi_p2p_pending() > 0 || rt_match_posted() > 0) &&
                              network_active_recently()))
         return -1;
+    if (!owed_credits_sent())
+        return OFI_POLL_SLEEP_NS; /* the provider refused a credit return for now: bounded, as busy */
     struct fid *f = &ofi.cq->fid;
     int rc = fi_trywait(ofi.fabric, &f, 1);
     if (rc == -FI_EAGAIN)

@@ -134,10 +134,14 @@ struct ofi_credits {
     uint8_t *listed; /* per world rank: in due */
     int *due;        /* ranks owed at least batch credits, to send alone at the next pass */
     int ndue;
+    int *owing;      /* ranks owed any credit since the last flush before a sleep */
+    uint8_t *owing_listed; /* per world rank: in owing */
+    int nowing;
     int window, batch; /* credits this rank grants each rank on another node; half of it */
     size_t bound;    /* window x ranks on other nodes x large buffer */
     size_t copied, copied_peak; /* bytes of unexpected large messages copied out of the pool */
     unsigned long spent, starved, alone; /* large eager sends; rendezvous for want of one; returns alone */
+    unsigned long before_sleep; /* of those, returns of fewer than batch before this rank slept */
 };
 extern struct ofi_credits ofi_cr;
 int ofi_credit_window(size_t large); /* credits this rank grants each sender (0: keep no large pool) */
@@ -146,6 +150,7 @@ void ofi_credit_fini(void);
 size_t ofi_credit_held_max(void);
 void ofi_credit_taken(int src);  /* a receive took a large eager message from src */
 void ofi_credit_flush(void);     /* send what is owed alone (progress, while ndue) */
+bool ofi_credit_flush_owed(void); /* send every credit owed alone (before sleeping); false: some could not go */
 void ofi_credit_copied(long bytes);
 
 /* A large eager message to world may go: spends a credit, else false (rendezvous). */

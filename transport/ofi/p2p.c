@@ -702,15 +702,14 @@ static struct ofi_op *copy_out(struct ofi_op *m)
     return c;
 }
 
-/* Every buffer of a pool holds an unexpected message and the copies are at their bound. */
+/* Every control buffer holds an unexpected message and the copies are at their bound. (The large
+   pool never gets here: copy_out always moves its messages, within their senders' credits.) */
 static void unexpected_overflow(const struct rx_pool *pl)
 {
-    bool large = pl == &P.pool[1];
-    RT_ERR("ofi", "%d unexpected messages from other nodes hold all %d %sreceive buffers and HINT_OFI_UNEXPECTED_MAX "
+    RT_ERR("ofi", "%d unexpected messages from other nodes hold all %d receive buffers and HINT_OFI_UNEXPECTED_MAX "
            "(%zu bytes in %d copies): post receives sooner, or raise HINT_OFI_UNEXPECTED_MAX or "
-           "%s; ending the job (a wait for any other message could never end)",
-           pl->n + P.ncopies, pl->n, large ? "large " : "", P.unexp_bytes, P.ncopies,
-           large ? "HINT_OFI_LARGE_BUFFERS" : "HINT_OFI_RX_BUFFERS");
+           "HINT_OFI_RX_BUFFERS; ending the job (a wait for any other message could never end)",
+           pl->n + P.ncopies, pl->n, P.unexp_bytes, P.ncopies);
     boot_abort(HINT_ERR_NOMEM, "libfabric transport: too many unexpected messages");
 }
 
@@ -736,7 +735,7 @@ static void take(struct ofi_op *m)
     if (r) {
         deliver_first(r, m);
         release_msg(m);
-    } else if (m->type == OP_RX && pl->posted == 0 && pl->free == NULL && P.retry_head == NULL) {
+    } else if (m->type == OP_RX && m->pool == 0 && pl->posted == 0 && pl->free == NULL && P.retry_head == NULL) {
         unexpected_overflow(pl);
     }
 }
