@@ -99,7 +99,7 @@ const struct rt_env_var rt_env_vars[] = {
                 "HINT_OFI_EAGER_MAX; one message, copied out on arrival, no round trip); larger ones, synchronous "
                 "ones and all when not above HINT_OFI_EAGER_MAX wait for the matching receive"},
     {.name = "HINT_OFI_LARGE_BUFFERS", .kind = RT_ENV_INT, .dflt = "8", .min = 0, .max = 4096,
-     .meaning = "large receive buffers (HINT_OFI_LARGE_MAX + 32 bytes each, all posted) each rank keeps for "
+     .meaning = "large receive buffers (HINT_OFI_LARGE_MAX + 32 bytes each, 2 posted at a time) each rank keeps for "
                 "messages from other nodes; 0: none"},
     {.name = "HINT_OFI_LARGE_UNEXPECTED_MAX", .kind = RT_ENV_SIZE, .dflt = "16M", .min = 0, .max = TIB,
      .meaning = "bound on the large eager messages from other nodes a rank holds before its receives take them: "
