@@ -21,8 +21,10 @@
  * P = 262), the data itself right after them, so an 8-byte call is one line transfer where it
  * took three (flag, signature, block). The member's flag in the slot says only that its area
  * exists (set once, with its offset), so the hot path never reads it.
- * Deep for small calls (issue 18, oversubscribed): the heads form a ring of STAGE_HEADS, the
- * bigger blocks a ring of STAGE_AREAS, so a compact call needs only its head free and a rank
+ * Deep for small calls (issue 18, oversubscribed): the heads form a ring of STAGE_HEADS, data
+ * of up to one block (coll_stage_block) a ring of STAGE_AREAS * P blocks of the areas (block_ring:
+ * as deep as the heads' at P=8, since issue 18 item 4), bigger data a ring of STAGE_AREAS, so a
+ * compact call needs only its head free and a rank
  * whose call does not wait for the others (the non-roots of reduce and gather, the root of
  * scatter) runs up to STAGE_HEADS - 1 small calls ahead (when the node's ranks outnumber its
  * cores; else the ring has STAGE_AREAS heads, the cache footprint of before). There, each
@@ -51,8 +53,9 @@
 #include "runtime/transport.h"
 
 /* Heads and block areas per rank: call e uses head e % STAGE_HEADS and, unless compact, area
-   e % STAGE_AREAS, so a rank whose call does not wait for the others can run STAGE_HEADS - 1
-   compact calls or STAGE_AREAS - 1 others ahead. Memory per member and group:
+   e % STAGE_AREAS (one block of it when its data fits one: block_of), so a rank whose call does
+   not wait for the others can run STAGE_HEADS - 1 compact calls, min(STAGE_HEADS,
+   STAGE_AREAS * P) - 1 one-block calls or STAGE_AREAS - 1 others ahead. Memory per member and group:
    STAGE_HEADS * STAGE_HEAD_BYTES (132 KiB; 8 heads, 16.5 KiB, when the ranks fit the cores) +
    STAGE_AREAS * P * coll_stage_block(P). */
 #define STAGE_AREAS 8
@@ -89,11 +92,14 @@ struct staging {
     char *area;             /* STAGE_HEADS heads, then STAGE_AREAS areas of P blocks of coll_stage_block(P), in this rank's heap partition; NULL until made */
     char **peer;            /* every member's areas (this rank's too), learnt once each has made them */
     bool compact;           /* this call's data sits in its head */
+    bool one_block;         /* ... else in one block of the areas (block_of), else in an area */
+    size_t block_off;       /* a one-block call's block in its area, bytes (block_of) */
     bool two_lines;         /* ... and reaches into the head's second line */
     int heads;              /* heads in the ring: heads_for() when made */
     uint64_t head_mask;     /* heads - 1 */
     uint64_t epoch;         /* calls made */
     uint64_t seen;          /* every member's flag was at least this */
+    uint64_t last_area;     /* the last call staged in a whole area (0: none) */
     uint64_t near_after;    /* coll_stage_begin tries the half-ring pass again from this call on */
     int slot;               /* the group's collective slot */
     uint64_t generation;    /* the slot's generation while the group held it */
@@ -159,12 +165,58 @@ static struct stage_head *head_of(const struct staging *s, const char *areas, ui
     return (struct stage_head *)(areas + (epoch & s->head_mask) * STAGE_HEAD_BYTES);
 }
 
-/* Where a member's data for call `epoch` starts: in its head for a compact call, else in an area. */
+/* block_of: where the ranks outnumber the cores, a rooted call (runs_ahead) whose data fits one
+   block of an area (bcast, reduce, gather up to 8 KiB at up to 8 ranks) takes block
+   e / STAGE_AREAS % P of area e % STAGE_AREAS: such calls form a ring of STAGE_AREAS * P blocks
+   (as deep as the heads' at P=8), so a rank that does not wait runs as many of them ahead as
+   compact calls, not 7. Issue 18 item 4: through the 8 areas, bcast staged at P=4 made 0.55
+   context switches per call at 2112 B against 0.17 in its heads at 2048, and lost to shm at
+   every size past them. Call e's block lies in the area that call e would take whole, so a
+   whole-area call and a one-block call over the same memory are a multiple of STAGE_AREAS calls
+   apart: each ring's own rule (members past e - 7 for an area, past e - (ring - 1) for a block)
+   covers the other's calls too, except that a one-block call while whole-area calls are in its
+   ring's reach waits as an area call does (stage_ahead). */
+static uint64_t block_ring(const struct coll_args *a, const struct staging *s)
+{
+    uint64_t blocks = (uint64_t)STAGE_AREAS * (uint64_t)a->size;
+    return blocks < (uint64_t)s->heads ? blocks : (uint64_t)s->heads;
+}
+
+/* The rooted operations, whose non-roots (reduce, gather) or root (bcast, scatter) leave without
+   waiting: only they gain from the deep ring of blocks, and only where the heads' ring is deep
+   (oversubscribed); the others keep the 8 areas' footprint in the caches (8 blocks, not 8 P). */
+static bool runs_ahead(const struct coll_args *a)
+{
+    return a->op_id == COLL_BCAST || a->op_id == COLL_REDUCE || a->op_id == COLL_GATHER || a->op_id == COLL_SCATTER;
+}
+
+/* Call e's block in its area, bytes: once per call (a division by P), not per member read. */
+static size_t block_of(const struct coll_args *a, uint64_t e)
+{
+    return (size_t)(e / STAGE_AREAS % (uint64_t)a->size) * coll_stage_block(a->size);
+}
+
+/* Where a member's data for this rank's current call (epoch) starts: in its head for a compact
+   call, else in an area (one block of it for a one-block call). */
 static const char *data_of(const struct coll_args *a, const struct staging *s, const char *areas, uint64_t epoch)
 {
     if (s->compact)
         return head_of(s, areas, epoch)->data;
-    return areas + (size_t)s->heads * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
+    const char *area = areas + (size_t)s->heads * STAGE_HEAD_BYTES + (epoch % STAGE_AREAS) * area_bytes(a);
+    return s->one_block ? area + s->block_off : area;
+}
+
+/* How far ahead of the slowest member call e may be staged: its ring (the heads'; the blocks' or
+   the areas' for data beyond its head) less one; and the call every member must have posted,
+   at least (floor). */
+static uint64_t stage_ahead(const struct coll_args *a, const struct staging *s, uint64_t e, uint64_t *floor)
+{
+    uint64_t ring = s->compact ? (uint64_t)s->heads : s->one_block ? block_ring(a, s) : STAGE_AREAS;
+    *floor = e >= ring ? e - (ring - 1) : 0;
+    if (s->one_block && s->last_area != 0 && s->last_area + ring > e && e >= STAGE_AREAS &&
+        *floor < e - (STAGE_AREAS - 1))
+        *floor = e - (STAGE_AREAS - 1); /* a whole-area call within reach: its rule */
+    return ring - 1;
 }
 
 bool coll_test_hook_fires(struct coll_test_hook *h, const struct coll_args *a, unsigned *tries)
@@ -399,22 +451,26 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
         return NULL; /* the members that wait for this call see the flag and fail too */
     struct stage_head *h = head_of(s, s->area, e);
     s->compact = bytes <= sizeof h->data;
+    s->one_block = !s->compact && bytes <= coll_stage_block(a->size) && s->heads > STAGE_AREAS && runs_ahead(a);
+    if (s->one_block)
+        s->block_off = block_of(a, e);
     s->two_lines = s->compact && offsetof(struct stage_head, data) + bytes > COLL_CACHE_LINE;
     /* The head about to be rewritten is call e-HEADS's, the area (if any) call e-AREAS's or older:
        every member has started the call after it once its number says e-HEADS+1 (e-AREAS+1), so
        it has read all it wanted of it. The all-to-all operations waited for more in the last call
        already; the rooted ones, whose non-roots (or root) leave without waiting, wait here when
        they run that far ahead. */
-    uint64_t ahead = s->compact ? (uint64_t)s->heads - 1 : STAGE_AREAS - 1;
-    if (s->seen + ahead < e) {
+    uint64_t floor, ahead = stage_ahead(a, s, e, &floor);
+    if (s->seen < floor) {
         /* In the deep ring (oversubscribed), members within half of it (all of them, usually,
            where every rank waits for others: the neighbourhood operations) spare the next
            ahead / 2 calls this pass over every member's line; else the wait needed, and no such
            try for ahead / 2 calls (a rooted operation's non-root that runs far ahead would fail
            it every call). The shallow ring's calls are as before. */
-        struct flags_wait near = {s, 0, a->size, e - ahead / 2, false};
+        uint64_t half = e - ahead / 2 > floor ? e - ahead / 2 : floor;
+        struct flags_wait near = {s, 0, a->size, half, false};
         if (ahead > STAGE_AREAS && e >= s->near_after && all_staged(&near)) {
-            s->seen = e - ahead / 2;
+            s->seen = half;
         } else {
             /* The shallow ring (the ranks fit the cores, so the wait spins): wait until every member
                is within half of it, not just out of the head about to be rewritten, so the next
@@ -428,7 +484,7 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
                A member without areas reads nothing. A post may wake only its readers
                (coll_stage_post_to): while this rank waits, the slot's count says "wake all"
                (Dekker with the post: count, fence, poll; the post stores, fences, reads it). */
-            uint64_t need = s->heads > STAGE_AREAS ? e - ahead : e - ahead / 2;
+            uint64_t need = s->heads > STAGE_AREAS ? floor : half;
             struct flags_wait w = {s, 0, a->size, need, false};
             if (!all_staged(&w)) {
                 _Atomic uint32_t *waiting = &coll_shm_slot(s->slot)->stage_ahead;
@@ -442,6 +498,8 @@ char *coll_stage_begin(struct coll_args *a, size_t bytes)
             s->near_after = e + ahead / 2;
         }
     }
+    if (!s->compact && !s->one_block)
+        s->last_area = e;
     h->sig = stage_sig(a); /* published with the call's number */
     return (char *)data_of(a, s, s->area, e);
 }

@@ -90,16 +90,32 @@ static void one_round(int k, long *s, long *r)
         RC_FAIL("round %d bcast from %d: %ld", k, broot, b);
 }
 
-/* Calls of 1 long (a compact call: the heads' ring, 64 deep) and of BIG longs (the areas' ring,
-   8 deep) mixed, the non-roots of reduce and the root of bcast never waiting. */
+/* Calls of 1 long (a compact call: the heads' ring, 64 deep), of BIG longs (one block of the
+   areas: a ring of 8 * P slots) and of HUGE longs (several blocks: fewer, larger slots over the
+   same memory) mixed, alternating and in runs of one size, the non-roots of reduce and the root
+   of bcast never waiting: a slot rewritten while a slot of another size over it is still read
+   shows up as a wrong value. */
 #define BIG 400
+static long huge_longs(void) { return (P <= 8 ? P * 8192L : 65536L) * 3 / 4 / (long)sizeof(long); }
+
+static int mixed_size(int k, int salt)
+{
+    if (k >= 150 && k < 200)
+        return BIG; /* a run of one-block calls: as far ahead as their ring lets */
+    if (k >= 200 && k < 230)
+        return (int)huge_longs();
+    if (k % 13 == salt)
+        return (int)huge_longs();
+    return k % 7 == 3 || k % 11 == 5 + salt % 2 ? BIG : 1;
+}
+
 static void run_ahead_mixed(void)
 {
-    int me = rc_rank;
-    long *x = calloc(BIG, sizeof *x), *y = calloc(BIG, sizeof *y);
+    int me = rc_rank, most = BIG > huge_longs() ? BIG : (int)huge_longs();
+    long *x = calloc((size_t)most, sizeof *x), *y = calloc((size_t)most, sizeof *y);
     RC_CHECK(x != NULL && y != NULL);
     for (int k = 0; k < 300; k++) {
-        int n = k % 7 == 3 || k % 11 == 5 ? BIG : 1;
+        int n = mixed_size(k, 4);
         for (int i = 0; i < n; i++)
             x[i] = val(me, i, k);
         RC_OK(hint_reduce(x, y, n, HINT_LONG, HINT_SUM, 0, HINT_WORLD));
@@ -112,7 +128,7 @@ static void run_ahead_mixed(void)
         }
     }
     for (int k = 0; k < 300; k++) {
-        int n = k % 5 == 2 || k % 13 == 7 ? BIG : 1;
+        int n = mixed_size(k, 7);
         for (int i = 0; i < n; i++)
             y[i] = me == 0 ? val(0, i, k) : -1;
         RC_OK(hint_bcast(y, n, HINT_LONG, 0, HINT_WORLD));

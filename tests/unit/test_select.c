@@ -118,6 +118,9 @@ Test(select, switch_points_at_two_ranks)
         cr_expect_str_neq(coll_default_name(COLL_NEIGHBOR_ALLTOALL, P, na + 1), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2048), "staged", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_REDUCE_SCATTER_BLOCK, P, 2056), "heap", "P=%d", P);
+        /* bcast staged to 8 KiB (one block of the areas: a ring as deep as the heads'), shm on */
+        cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 8192), "staged", "P=%d", P);
+        cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 8193), "shm", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 32768), "shm", "P=%d", P);
         cr_expect_str_eq(coll_default_name(COLL_BCAST, P, 32769), "heap", "P=%d", P);
     }
