@@ -213,7 +213,9 @@ static bool send_now(const void *buf, size_t bytes, int world, int tag, uint32_t
    (oversubscribed ranks have no spin budget, so every blocking receive that had to wait took the
    general path: ~400 instructions more per message, issue 18's latency at P=4). true: received
    into buf (*got bytes, tag *got_tag). false: take the general path; the time spent here counts
-   against its spin and yield budgets, so it goes on to sleep. */
+   against its spin and yield budgets, so it goes on to sleep. No progress pass runs here: another
+   rank that needs one from this rank (its channel to us full) rings our doorbell, and the
+   transport's recv_now answers -1 once the bell moved (transport/shm/p2p.c channel_full). */
 static bool recv_now(void *buf, size_t bytes, int world, int tag, uint32_t ctx, int sig, size_t *got,
                      int *got_tag)
 {

@@ -4,6 +4,7 @@
  * Every pattern checks the data it received against what the sender must have sent and exits
  * non-zero (failing the job) on the first difference.
  */
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,59 @@ static void flood(void)
         verify(rb[i], sizes[i % 4], from, rc_rank, 9);
     }
     RC_OK(hint_group_free(&dup));
+}
+
+/* A rank polling one peer's cell in a blocking receive must not stall a third rank whose channel
+   to it is full (review finding 3 of 544b59c): rank 0 waits for rank 2's message, which comes
+   only once rank 1's 4 x SHM_NCELLS sends to rank 0 have all completed (or after STALL_GIVE_UP_S,
+   then the check fails). Run with a yield budget larger than that (HINT_WAIT_YIELD_US), so
+   rank 0 stays in recv_now's poll unless something tells it to run a progress pass. Rounds,
+   since rank 0 takes the general path (which would pass) when it saw a doorbell rung before it
+   began to poll. */
+enum { STALL_SENDS = 32, STALL_ROUNDS = 3, STALL_GIVE_UP_S = 3 };
+
+static void stall_round(int round)
+{
+    unsigned char b[STALL_SENDS][8];
+    int token = 0, flag;
+    RC_OK(hint_barrier(HINT_WORLD));
+    if (rc_rank == 0) {
+        RC_OK(hint_iprobe(HINT_ANY_SOURCE, HINT_ANY_TAG, HINT_WORLD, &flag, HINT_STATUS_IGNORE)); /* a pass: bells seen */
+        RC_OK(hint_recv(&token, 1, HINT_INT, 2, 7, HINT_WORLD, HINT_STATUS_IGNORE));
+        for (int i = 0; i < STALL_SENDS; i++) {
+            RC_OK(hint_recv(b[i], 8, HINT_BYTE, 1, i, HINT_WORLD, HINT_STATUS_IGNORE));
+            verify(b[i], 8, 1, 0, i + round);
+        }
+        RC_CHECK(token == 1);
+    } else if (rc_rank == 1) {
+        usleep(100000); /* rank 0 is in its receive from rank 2 by now (else the round proves less) */
+        double t0 = hint_wtime();
+        for (int i = 0; i < STALL_SENDS; i++) {
+            fill(b[i], 8, 1, 0, i + round);
+            RC_OK(hint_send(b[i], 8, HINT_BYTE, 0, i, HINT_WORLD));
+        }
+        printf("stall round %d: rank 1's %d sends took %.6f s\n", round, STALL_SENDS, hint_wtime() - t0);
+        RC_OK(hint_send(&token, 1, HINT_INT, 2, 8, HINT_WORLD));
+    } else if (rc_rank == 2) {
+        hint_request r;
+        int done = 0;
+        RC_OK(hint_irecv(&token, 1, HINT_INT, 1, 8, HINT_WORLD, &r));
+        for (double t0 = hint_wtime(); !done && hint_wtime() - t0 < STALL_GIVE_UP_S; sched_yield())
+            RC_OK(hint_test(&r, &done, HINT_STATUS_IGNORE));
+        token = 1;
+        RC_OK(hint_send(&token, 1, HINT_INT, 0, 7, HINT_WORLD)); /* frees rank 0 (and so rank 1) either way */
+        if (!done)
+            RC_OK(hint_wait(&r, HINT_STATUS_IGNORE));
+        if (!done)
+            RC_FAIL("round %d: rank 1's sends to rank 0 were still stalled after %d s", round, STALL_GIVE_UP_S);
+    }
+}
+
+static void stall(void)
+{
+    for (int round = 0; round < STALL_ROUNDS; round++)
+        stall_round(round);
+    RC_OK(hint_barrier(HINT_WORLD));
 }
 
 /* Same tag, same pair: must arrive in send order, also mixing eager and rendezvous sizes. */
@@ -337,6 +391,10 @@ int main(int argc, char **argv)
         buffer_kinds();
     else if (strcmp(what, "flood") == 0)
         flood();
+    else if (strcmp(what, "stall") == 0) {
+        if (P >= 3)
+            stall();
+    }
     else
         RC_FAIL("unknown pattern %s", what);
     RC_OK(hint_finalize());

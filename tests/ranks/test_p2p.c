@@ -48,6 +48,28 @@ P2P_CASE(badargs, "badargs")
 P2P_CASE(testpoll, "testpoll")
 P2P_CASE(flood_unexpected, "flood")
 
+/* A blocking receive polling one peer's cell (recv_now) must not stall a third rank whose channel
+   to the receiver is full: tests/ranks/p2p_patterns stall, with a yield budget (10 s) far beyond
+   the 3 s the case gives the stalled sends, so only a progress pass the receiver is told to make
+   lets them through in time. */
+ParameterizedTestParameters(p2p, full_channel_not_stalled_by_polling_receiver)
+{
+    static int ps[] = {3, 4};
+    return cr_make_param_array(int, ps, sizeof ps / sizeof ps[0]);
+}
+
+ParameterizedTest(int *np, p2p, full_channel_not_stalled_by_polling_receiver, .timeout = 120)
+{
+    const char *argv[] = {prog(), "stall", NULL};
+    const char *const extra[] = {"HINT_WAIT_SPIN_US=0", "HINT_WAIT_YIELD_US=10000000", NULL};
+    struct job_result res;
+    cr_assert_eq(job_run(NULL, *np, argv, extra, &res), 0, "could not start hintrun");
+    cr_expect_eq(res.status, 0, "%d ranks failed with status %d:\n%s", *np, res.status, res.output);
+    cr_expect(strstr(res.output, "ok stall") != NULL, "%d ranks did not finish:\n%s", *np, res.output);
+    cr_expect_eq(job_shm_left(&res), 0, "job left shared memory behind or printed no jobid:\n%s", res.output);
+    free(res.output);
+}
+
 /* 64 MiB through the bounded channels: memory stays flat, data arrives intact (up to 4 ranks:
    beyond, 2 x 64 MiB of buffers per rank is more than this 2-core box should hold per test) */
 ParameterizedTestParameters(p2p, ring_64MiB)

@@ -59,6 +59,7 @@ static struct {
     uint32_t cell_stride;
     uint64_t *read_seq;       /* per source: cells consumed */
     uint64_t *write_seq;      /* per destination: cells announced (our copy) */
+    uint64_t *full_rung;      /* per destination: write_seq when we last rang it for a full channel */
     struct rq_list *sendq;    /* per destination: sends whose first cell is not out yet */
     int sendq_busy;           /* destinations with a non-empty sendq */
     int world0;               /* world rank of local rank 0 */
@@ -103,6 +104,7 @@ int shm_p2p_init(struct shm_node *n)
     S.world0 = n->world0;
     S.read_seq = calloc((size_t)S.n, sizeof *S.read_seq);
     S.write_seq = calloc((size_t)S.n, sizeof *S.write_seq);
+    S.full_rung = calloc((size_t)S.n, sizeof *S.full_rung);
     S.sendq = calloc((size_t)S.n, sizeof *S.sendq);
     S.ring_src = calloc((size_t)S.n, 1);
     S.held = calloc((size_t)S.n, 1);
@@ -110,7 +112,7 @@ int shm_p2p_init(struct shm_node *n)
     S.out = calloc((size_t)S.n, sizeof *S.out);
     /* At most ncells cells per source can be held unexpected at once; spilled copies reserve
        their match entries as they come (spill_eager). */
-    if (!S.read_seq || !S.write_seq || !S.sendq || !S.ring_src || !S.held || !S.in || !S.out ||
+    if (!S.read_seq || !S.write_seq || !S.full_rung || !S.sendq || !S.ring_src || !S.held || !S.in || !S.out ||
         rt_match_reserve((size_t)S.n * SHM_NCELLS) != HINT_SUCCESS) {
         shm_p2p_fini();
         return HINT_ERR_NOMEM;
@@ -157,6 +159,7 @@ void shm_p2p_fini(void)
     free(S.held);
     free(S.read_seq);
     free(S.write_seq);
+    free(S.full_rung);
     free(S.sendq);
     free(S.ring_src);
     free(S.in);
@@ -226,6 +229,19 @@ static void announce(int dst, struct shm_chan *ch, struct shm_cell *cell, uint32
         shm_ring(S.node, dst);
 }
 
+/* Our channel to dst has no free cell. Its receiver frees cells in a progress pass, but a blocking
+   receive that polls another peer's cell alone (recv_now) makes none until its doorbell moves
+   (shm_recv_now then sends it the general way), so ring it: else this rank waits out the
+   receiver's whole yield budget (HINT_WAIT_YIELD_US; review finding 3 of 544b59c). Once per fill
+   of the channel (a new write_seq), not at every pass of a sender that keeps finding it full. */
+static void channel_full(int dst)
+{
+    if (S.full_rung[dst] == S.write_seq[dst])
+        return;
+    S.full_rung[dst] = S.write_seq[dst];
+    shm_ring(S.node, dst);
+}
+
 /* The single-copy path a rendezvous send can take, by where its buffer is. */
 static int choose_path(const struct hint_request_s *r)
 {
@@ -245,8 +261,10 @@ static bool push_first(struct hint_request_s *r)
     int dst = r->peer - S.world0;
     struct shm_chan *ch = S.out[dst];
     int idx = find_free_cell(ch, (uint32_t)(S.write_seq[dst] % SHM_NCELLS));
-    if (idx < 0)
+    if (idx < 0) {
+        channel_full(dst);
         return false;
+    }
     struct shm_cell *cell = cell_at(ch, (uint32_t)idx);
     uint32_t payload = S.node->hdr->payload;
     /* A synchronous send (hint_ssend) that fits one cell rides in a rendezvous header instead:
@@ -304,8 +322,10 @@ static bool stream_send(struct hint_request_s *r)
     uint32_t payload = S.node->hdr->payload;
     while (r->off < r->bytes) {
         int idx = find_free_cell(ch, (uint32_t)(S.write_seq[dst] % SHM_NCELLS));
-        if (idx < 0)
+        if (idx < 0) {
+            channel_full(dst);
             return false;
+        }
         struct shm_cell *cell = cell_at(ch, (uint32_t)idx);
         size_t len = r->bytes - r->off < payload ? r->bytes - r->off : payload;
         cell->kind = SHM_FRAG;
