@@ -30,7 +30,12 @@ def inclusive(path, names):
     """Instructions of PROGRAM TOTALS and inclusive of the functions `names` in one callgrind output."""
     txt = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", path],
                          capture_output=True, text=True, check=True).stdout
-    total = int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", txt).group(1).replace(",", ""))
+    # no PROGRAM TOTALS line: nothing was collected in this process (a rank that never called the
+    # function counted, e.g. the sender's side of latency at P > 2)
+    m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", txt)
+    if m is None:
+        return 0, 0
+    total = int(m.group(1).replace(",", ""))
     best = {}
     for line in txt.splitlines():
         m = re.match(r"\s*([\d,]+) .*?:(\S+?)(?: \[|$)", line)
@@ -63,6 +68,9 @@ def main():
         a = run(args, rest, 200, d)
         b = run(args, rest, 1200, d)
     for r in range(args.n):
+        if b[r][0] == 0:
+            print(f"{args.op} {args.size} B rank {r}: does not call {args.fn}")
+            continue
         per_call = ((b[r][0] - b[r][1]) - (a[r][0] - a[r][1])) / 1000
         print(f"{args.op} {args.size} B rank {r}: {per_call:.1f} instructions/call in {args.fn} outside waiting")
     return 0
