@@ -38,13 +38,26 @@ static int staged(struct coll_args *a, bool allgather)
         return HINT_ERR_NOMEM;
     if (slack)
         mine += line_pad(mine, stride);
+    /* alltoall: the block for itself goes straight from the send buffer to its place in the
+       receive buffer (a contiguous receive side), while the peers stage theirs, instead of into
+       its own area and out again (issue 18, 2 KiB at P=2: 1802 -> 1568 instructions a call outside
+       waiting, 2 KiB fewer copied). In place it sends from a copy (api.c); a block that is its own
+       place already stays.
+       allgather's one send block is staged for the peers anyway. */
+    bool direct = !allgather && a->rl.type == NULL;
     for (int d = 0; d < (allgather ? 1 : a->size); d++)
-        coll_pack_block(a, d, mine + (size_t)d * stride);
-    int st = coll_stage_publish(a);
+        if (!direct || d != a->rank)
+            coll_pack_block(a, d, mine + (size_t)d * stride);
+    coll_stage_post(a);
+    if (direct && coll_recv_block(a, a->rank) != coll_send_block(a, a->rank))
+        coll_pack_block(a, a->rank, coll_recv_block(a, a->rank));
+    int st = coll_stage_wait_all(a);
     if (st != HINT_SUCCESS)
         return st;
     size_t at = allgather ? 0 : (size_t)a->rank * stride;
     for (int src = 0; src < a->size; src++) {
+        if (src == a->rank && direct)
+            continue;
         const char *from = coll_stage_half(a, src);
         coll_unpack_block(a, src, from + (slack ? line_pad(from, stride) : 0) + at);
     }
