@@ -35,6 +35,7 @@ struct neighbor_cache {
     int staged_maxd;        /* the group's largest degree, learnt by the exchange of staged's matches */
     unsigned plan_tries;    /* HINT_TEST_NEIGHBOR_NOMEM */
     unsigned lists_tries;   /* HINT_TEST_NEIGHBOR_LISTS_NOMEM */
+    unsigned dh_build_tries; /* HINT_TEST_DH_BUILD_NOMEM */
 };
 /* The group's cache, made empty on first use; NULL when out of memory. A rank without one still
    takes part in the exchange of the lists its peers make (morton's and staged's: passing NULL

@@ -31,8 +31,8 @@
  * Any graph: repeated neighbours and self loops (a rank's own block goes to its own slots
  * directly), asymmetric lists, empty neighbourhoods, any P. Carts too (HINT_PROC_NULL skipped).
  * The graph must be consistent (X lists Y as a destination as often as Y lists X as a source),
- * as MPI requires; a rank short of memory during the build fails while others wait, as
- * everywhere in the collectives' setup.
+ * as MPI requires. A rank short of memory during the build fails it on every rank (see struct
+ * build): all return HINT_ERR_NOMEM and build again at their next call.
  *
  * Cost per call with an agent in each of the s = ceil(log2(P / L)) steps: s messages of at most
  * 2^t blocks, then one message per remaining destination (Section V's n_off + n_in).
@@ -43,6 +43,7 @@
  * a receiver knows its in-neighbours' counts.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,29 @@ enum { SIG_REQ = 1, SIG_ACCEPT, SIG_DROP, SIG_EXIT };
 enum { TAG_A = 1, TAG_NOTICE = 2, TAG_STAGE = 8 }; /* stage s: TAG_STAGE * (s + 1) + kind */
 enum { KIND_SIG = 0, KIND_D = 1 };
 
+/* HINT_TEST_DH_BUILD_NOMEM=RANK[:N]: on world rank RANK, the k-th build of the pattern on a
+   group (k = 1..N) finds no memory at its k-th allocation, so that a test passes every
+   allocation point of the build in turn. Thread-local: builds on different groups may run at
+   once under HINT_THREAD_MULTIPLE. */
+static _Thread_local unsigned refuse_at, allocs;
+
+static void *build_realloc(void *p, size_t bytes)
+{
+    if (refuse_at != 0 && ++allocs == refuse_at)
+        return NULL;
+    return realloc(p, bytes);
+}
+
+static void *build_calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    void *p = build_realloc(NULL, n * size);
+    if (p != NULL)
+        memset(p, 0, n * size);
+    return p;
+}
+
 struct ivec {
     int *v;
     int n, cap;
@@ -71,7 +95,7 @@ static int make_room(void **v, int n, int *cap, size_t size)
     if (n < *cap)
         return HINT_SUCCESS;
     int c = *cap ? 2 * *cap : 8;
-    void *grown = realloc(*v, (size_t)c * size);
+    void *grown = build_realloc(*v, (size_t)c * size);
     if (grown == NULL)
         return HINT_ERR_NOMEM;
     *v = grown;
@@ -85,6 +109,19 @@ static int ivec_push(struct ivec *x, int val)
     if (st == HINT_SUCCESS)
         x->v[x->n++] = val;
     return st;
+}
+
+/* Room for n elements in all (one allocation at most). */
+static int ivec_reserve(struct ivec *x, int n)
+{
+    if (n <= x->cap)
+        return HINT_SUCCESS;
+    int *v = build_realloc(x->v, (size_t)n * sizeof *v);
+    if (v == NULL)
+        return HINT_ERR_NOMEM;
+    x->v = v;
+    x->cap = n;
+    return HINT_SUCCESS;
 }
 
 static bool ivec_has(const struct ivec *x, int val)
@@ -112,7 +149,8 @@ struct dh_pattern {
     struct dh_step *steps;
     struct ivec carry;     /* origin of each carried block; carry.v[0] is this rank */
     int nout, nin;
-    struct dh_peer *out, *in;
+    struct dh_peer *out, *in; /* in[i].blocks: views into in_origins, not owned */
+    int *in_origins;
     int *slot_head, *slot_next; /* in-slots of origin o: slot_head[o], then slot_next[...], -1 ends */
     size_t final_blocks;   /* blocks of all final messages, sent and received */
 };
@@ -129,21 +167,38 @@ static void pattern_free(void *p)
     free(cp->steps);
     for (int i = 0; i < cp->nout; i++)
         free(cp->out[i].blocks.v);
-    for (int i = 0; i < cp->nin; i++)
-        free(cp->in[i].blocks.v);
     free(cp->out);
     free(cp->in);
+    free(cp->in_origins);
     free(cp->carry.v);
     free(cp->slot_head);
     free(cp->slot_next);
     free(cp);
 }
 
-/* ---- the build's state ---- */
+/* ---- the build's state ----
 
+   Every rank builds together, so a rank short of memory must not leave the others waiting for
+   its part of an exchange. What can be sized before the exchanges is allocated before the first
+   of them (the scratch of Algorithms 2 and 3, the signals' requests, the steps, the receive
+   buffer of matrix A's lists, the socket keys), and agreed on (all_still_have: grp_all_ok, which
+   needs no memory). What cannot (matrix A's rows, the descriptors D and what the blocks they
+   announce add, the final phase's peers) may fail on one rank: it notes `nomem` and still sends
+   and receives every message the protocol has it send and receive (an empty D to its agent; a
+   message it has no room for is received truncated, which takes it all the same), and the next
+   agreement (after matrix A, after the halving steps, before the final phase's notices) fails
+   the build on every rank with HINT_ERR_NOMEM. The REQ/ACCEPT/DROP/EXIT rounds allocate nothing
+   and depend on matrix A only, so they stay in step. */
 struct build {
     hint_group pg;          /* private duplicate: its tags are the build's alone */
     int me, P;
+    bool nomem;             /* an allocation failed since the last agreement */
+    struct cand *cand;      /* Algorithms 2 and 3's candidates (at most P) ... */
+    char *flags;            /* ... and their sent/got/waiting flags, 3 * (P + 1) */
+    int *keys;              /* every rank's socket key */
+    hint_request *areq;     /* matrix A's sends, one per in-neighbour */
+    struct ivec alist;      /* an out-neighbour's in-list (distinct ranks: at most P) */
+    int max_steps;
     struct ivec O, I;       /* distinct out- and in-neighbours, not this rank */
     struct ivec *shared;    /* shared[c]: out-neighbours this rank and c both have */
     struct ivec *pend;      /* per carried block: destinations still this rank's task */
@@ -175,8 +230,10 @@ static int signal_recv(struct build *b, int stage, int *sig, int *from)
     return st;
 }
 
-/* Receive a list of ints of unknown length from `from` (HINT_ANY_SOURCE: whoever sends first). */
-static int list_recv(struct build *b, int from, int tag, struct ivec *out, int *sender)
+/* Receive a list of ints of unknown length from `from`. Without room for it (or after an
+   earlier failure) the message is taken all the same, truncated to nothing, so that its sender
+   is not left waiting; out is then empty and b->nomem set. */
+static int list_recv(struct build *b, int from, int tag, struct ivec *out)
 {
     hint_status s;
     int st = hint_probe(from, tag, b->pg, &s);
@@ -184,16 +241,31 @@ static int list_recv(struct build *b, int from, int tag, struct ivec *out, int *
         return st;
     int n = (int)(s.bytes / sizeof(int));
     out->n = 0;
-    for (int i = 0; i < n && st == HINT_SUCCESS; i++)
-        st = ivec_push(out, 0);
-    if (st != HINT_SUCCESS)
-        return st;
-    if (sender)
-        *sender = s.source;
+    bool room = !b->nomem && ivec_reserve(out, n) == HINT_SUCCESS;
+    b->nomem = !room;
     hint_request r;
-    int buf0;
-    st = p2p_irecv(n ? out->v : &buf0, (size_t)n, HINT_INT, s.source, tag, b->pg, b->pg->ctx, &r);
-    return st == HINT_SUCCESS ? p2p_wait(&r, NULL) : st;
+    int none;
+    st = p2p_irecv(room && n ? out->v : &none, room ? (size_t)n : 0, HINT_INT, s.source, tag, b->pg, b->pg->ctx, &r);
+    if (st == HINT_SUCCESS)
+        st = p2p_wait(&r, NULL);
+    if (room && st == HINT_SUCCESS)
+        out->n = n;
+    return !room && st == HINT_ERR_TRUNCATE ? HINT_SUCCESS : st;
+}
+
+/* x gets val; without memory the rank notes it and goes on (see struct build). */
+static void push_or_note(struct build *b, struct ivec *x, int val)
+{
+    if (!b->nomem && ivec_push(x, val) != HINT_SUCCESS)
+        b->nomem = true;
+}
+
+/* Collective over the build's group: HINT_ERR_NOMEM on every rank if any lacked memory since the
+   last agreement (or failed otherwise: it takes part, then returns its own error). */
+static int all_still_have(struct build *b, int st)
+{
+    int all = neighbor_all_have(b->pg, st == HINT_SUCCESS && !b->nomem);
+    return st != HINT_SUCCESS ? st : all;
 }
 
 /* ---- Algorithms 2 and 3 ---- */
@@ -216,21 +288,20 @@ static bool pair_better(int s, int f, int a, int s2, int f2, int a2)
     return a < a2;
 }
 
-/* Candidates in [ylo, yhi] with their number of common out-neighbours in [zlo, zhi]. */
-static int candidates(const struct build *b, int ylo, int yhi, int zlo, int zhi, struct cand **out, int *n)
+/* Candidates in [ylo, yhi] with their number of common out-neighbours in [zlo, zhi], in
+   b->cand (room for P); their flags, cleared, in b->flags. */
+static struct cand *candidates(struct build *b, int ylo, int yhi, int zlo, int zhi, int *n)
 {
     *n = 0;
-    *out = malloc((size_t)(yhi - ylo + 1) * sizeof **out);
-    if (*out == NULL)
-        return HINT_ERR_NOMEM;
     for (int c = ylo; c <= yhi; c++) {
         int score = 0;
         for (int i = 0; i < b->shared[c].n; i++)
             score += b->shared[c].v[i] >= zlo && b->shared[c].v[i] <= zhi;
         if (score > 0)
-            (*out)[(*n)++] = (struct cand){c, score};
+            b->cand[(*n)++] = (struct cand){c, score};
     }
-    return HINT_SUCCESS;
+    memset(b->flags, 0, 3 * ((size_t)b->P + 1));
+    return b->cand;
 }
 
 static int cand_index(const struct cand *c, int n, int rank)
@@ -244,15 +315,11 @@ static int cand_index(const struct cand *c, int n, int rank)
 /* Algorithm 2: the agent in [ylo, yhi], or -1. */
 static int find_agent(struct build *b, int stage, int ylo, int yhi, int *agent)
 {
-    struct cand *c;
-    int n, st = candidates(b, ylo, yhi, ylo, yhi, &c, &n);
-    if (st != HINT_SUCCESS)
-        return st;
-    char *sent = calloc((size_t)n + 1, 1), *got = calloc((size_t)n + 1, 1);
+    int n, st = HINT_SUCCESS;
+    struct cand *c = candidates(b, ylo, yhi, ylo, yhi, &n);
+    char *sent = b->flags, *got = sent + n + 1;
     int outstanding = -1, done = 0;
     *agent = -1;
-    if (sent == NULL || got == NULL)
-        st = HINT_ERR_NOMEM;
     while (st == HINT_SUCCESS && done < 2 * n) {
         if (outstanding < 0 && *agent < 0) { /* get_best_agent */
             int best = -1;
@@ -296,9 +363,6 @@ static int find_agent(struct build *b, int stage, int ylo, int yhi, int *agent)
             done++;
         }
     }
-    free(sent);
-    free(got);
-    free(c);
     return st;
 }
 
@@ -306,17 +370,12 @@ static int find_agent(struct build *b, int stage, int ylo, int yhi, int *agent)
    an out-neighbour with this rank in its own half [zlo, zhi]. */
 static int find_origin(struct build *b, int stage, int ylo, int yhi, int zlo, int zhi, int *origin)
 {
-    struct cand *c;
-    int n, st = candidates(b, ylo, yhi, zlo, zhi, &c, &n);
-    if (st != HINT_SUCCESS)
-        return st;
-    /* per candidate: sent (our one answer), got (its one signal), waiting (a REQ not answered),
-       gone (it left with EXIT) */
-    char *sent = calloc((size_t)n + 1, 1), *got = calloc((size_t)n + 1, 1), *waiting = calloc((size_t)n + 1, 1);
+    int n, st = HINT_SUCCESS;
+    struct cand *c = candidates(b, ylo, yhi, zlo, zhi, &n);
+    /* per candidate: sent (our one answer), got (its one signal), waiting (a REQ not answered) */
+    char *sent = b->flags, *got = sent + n + 1, *waiting = got + n + 1;
     int done = 0;
     *origin = -1;
-    if (sent == NULL || got == NULL || waiting == NULL)
-        st = HINT_ERR_NOMEM;
     while (st == HINT_SUCCESS && done < 2 * n) {
         if (*origin < 0) { /* get_best_origin: the best one still in the running */
             int best = -1;
@@ -360,35 +419,30 @@ static int find_origin(struct build *b, int stage, int ylo, int yhi, int zlo, in
             done++;
         }
     }
-    free(sent);
-    free(got);
-    free(waiting);
-    free(c);
     return st;
 }
 
 /* ---- Algorithm 1 ---- */
 
-/* calculate_A: each rank tells its in-neighbours who else sends to it. */
+/* calculate_A: each rank tells its in-neighbours who else sends to it. A row of A it has no
+   memory for is noted (b->nomem) while the lists are still received. */
 static int calculate_A(struct build *b)
 {
-    hint_request *r = calloc((size_t)b->I.n + 1, sizeof *r);
-    if (r == NULL)
-        return HINT_ERR_NOMEM;
+    hint_request *r = b->areq;
     int st = HINT_SUCCESS, nr = 0;
     for (int i = 0; i < b->I.n && st == HINT_SUCCESS; i++)
         st = p2p_isend(b->I.v, (size_t)b->I.n, HINT_INT, b->I.v[i], TAG_A, b->pg, b->pg->ctx, &r[nr++]);
-    struct ivec list = {0};
+    struct ivec *list = &b->alist;
     for (int j = 0; j < b->O.n && st == HINT_SUCCESS; j++) {
         int d = b->O.v[j];
-        st = list_recv(b, d, TAG_A, &list, NULL);
-        for (int i = 0; i < list.n && st == HINT_SUCCESS; i++)
-            if (list.v[i] != b->me)
-                st = ivec_push(&b->shared[list.v[i]], d);
+        st = list_recv(b, d, TAG_A, list);
+        for (int i = 0; i < list->n && st == HINT_SUCCESS; i++)
+            if (list->v[i] < 0 || list->v[i] >= b->P)
+                st = HINT_ERR_INTERNAL;
+            else if (list->v[i] != b->me)
+                push_or_note(b, &b->shared[list->v[i]], d);
     }
-    free(list.v);
     int w = p2p_waitall((size_t)nr, r);
-    free(r);
     return st != HINT_SUCCESS ? st : w;
 }
 
@@ -397,7 +451,7 @@ static int carry_push(struct build *b, int origin)
 {
     int st = ivec_push(&b->cp->carry, origin);
     if (st == HINT_SUCCESS && b->cp->carry.n > b->npend) {
-        struct ivec *p = realloc(b->pend, (size_t)b->cp->carry.n * 2 * sizeof *p);
+        struct ivec *p = build_realloc(b->pend, (size_t)b->cp->carry.n * 2 * sizeof *p);
         if (p == NULL)
             return HINT_ERR_NOMEM;
         memset(p + b->npend, 0, ((size_t)b->cp->carry.n * 2 - (size_t)b->npend) * sizeof *p);
@@ -412,9 +466,10 @@ static int exchange_D(struct build *b, int stage, struct dh_step *s, int ylo, in
 {
     struct ivec D = {0}, in = {0};
     hint_request r = HINT_REQUEST_NULL;
-    int st = HINT_SUCCESS;
+    int st = HINT_SUCCESS, none = 0;
     if (s->agent >= 0) {
-        st = ivec_push(&D, 0);
+        /* without memory for D (now or before), an empty one: the agent takes nothing */
+        st = b->nomem ? HINT_ERR_NOMEM : ivec_push(&D, 0);
         for (int i = 0; i < b->cp->carry.n && st == HINT_SUCCESS; i++) {
             struct ivec *p = &b->pend[i];
             int n = 0;
@@ -437,24 +492,25 @@ static int exchange_D(struct build *b, int stage, struct dh_step *s, int ylo, in
             }
             p->n = kept;
         }
-        if (st == HINT_SUCCESS)
-            st = p2p_isend(D.v, (size_t)D.n, HINT_INT, s->agent, TAG_STAGE * (stage + 1) + KIND_D, b->pg, b->pg->ctx,
-                           &r);
+        b->nomem = st != HINT_SUCCESS;
+        st = p2p_isend(b->nomem ? &none : D.v, b->nomem ? 0 : (size_t)D.n, HINT_INT, s->agent,
+                       TAG_STAGE * (stage + 1) + KIND_D, b->pg, b->pg->ctx, &r);
     }
     s->first_recv = b->cp->carry.n;
     if (st == HINT_SUCCESS && s->origin >= 0) {
-        st = list_recv(b, s->origin, TAG_STAGE * (stage + 1) + KIND_D, &in, NULL);
-        int pos = 1;
-        for (int e = 0; st == HINT_SUCCESS && in.n > 0 && e < in.v[0]; e++) {
+        st = list_recv(b, s->origin, TAG_STAGE * (stage + 1) + KIND_D, &in);
+        int pos = 1, got = HINT_SUCCESS;
+        for (int e = 0; st == HINT_SUCCESS && got == HINT_SUCCESS && in.n > 0 && e < in.v[0]; e++) {
             int o = in.v[pos], nd = in.v[pos + 1];
             pos += 2;
             int j = b->cp->carry.n;
-            st = carry_push(b, o);
-            for (int k = 0; k < nd && st == HINT_SUCCESS; k++, pos++)
-                st = in.v[pos] == b->me ? (ivec_has(&s->keep, j) ? HINT_SUCCESS : ivec_push(&s->keep, j))
-                                        : ivec_push(&b->pend[j], in.v[pos]);
+            got = carry_push(b, o);
+            for (int k = 0; k < nd && got == HINT_SUCCESS; k++, pos++)
+                got = in.v[pos] == b->me ? (ivec_has(&s->keep, j) ? HINT_SUCCESS : ivec_push(&s->keep, j))
+                                         : ivec_push(&b->pend[j], in.v[pos]);
             s->nrecv++;
         }
+        b->nomem = b->nomem || got != HINT_SUCCESS;
     }
     int w = r != HINT_REQUEST_NULL ? p2p_wait(&r, NULL) : HINT_SUCCESS;
     free(D.v);
@@ -475,10 +531,7 @@ static int ranks_per_socket(struct build *b, hint_group g)
             sock = 0;
         key = rt_node_of(g->world[b->me]) * 4096 + sock;
     }
-    int *keys = malloc((size_t)b->P * sizeof *keys);
-    if (keys == NULL)
-        return -1;
-    int L = -1;
+    int *keys = b->keys, L = -1;
     if (grp_allgather_ints(b->pg, &key, 1, keys, GRP_TAG_TOPO) == HINT_SUCCESS) {
         L = 1;
         for (int i = 0; i < b->P; i++) {
@@ -488,60 +541,100 @@ static int ranks_per_socket(struct build *b, hint_group g)
             L = c > L ? c : L;
         }
     }
-    free(keys);
     return L;
 }
 
-/* Lines 50-53 and the final phase's pairing: group what is left by destination, tell each its
-   origins, and collect the notices for the in-neighbours nobody served in the halving steps. */
-static int final_phase(struct build *b, const struct vtopo_lists *l)
+/* Lines 50-53, the sending side: what is left grouped by destination, and the notice telling
+   each which origins its message carries. Local: a rank without memory for it notes nomem. */
+static void final_peers(struct build *b, char *served, int *where, struct ivec **notice)
 {
     struct dh_pattern *cp = b->cp;
-    char *served = calloc((size_t)b->P, 1);
-    int *where = malloc((size_t)b->P * sizeof *where);
-    int st = served && where ? HINT_SUCCESS : HINT_ERR_NOMEM;
-    for (int i = 0; where && i < b->P; i++)
+    for (int i = 0; i < b->P; i++)
         where[i] = -1;
-    for (int t = 0; st == HINT_SUCCESS && t < cp->nsteps; t++)
+    for (int t = 0; t < cp->nsteps; t++)
         for (int k = 0; k < cp->steps[t].keep.n; k++)
             served[cp->carry.v[cp->steps[t].keep.v[k]]] = 1;
-    /* sends: one peer per destination, blocks in carried order */
-    for (int i = 0; st == HINT_SUCCESS && i < cp->carry.n; i++)
-        for (int k = 0; st == HINT_SUCCESS && k < b->pend[i].n; k++) {
+    /* one peer per destination, blocks in carried order */
+    for (int i = 0; !b->nomem && i < cp->carry.n; i++)
+        for (int k = 0; !b->nomem && k < b->pend[i].n; k++) {
             int d = b->pend[i].v[k];
             if (where[d] < 0) {
-                struct dh_peer *p = realloc(cp->out, (size_t)(cp->nout + 1) * sizeof *p);
+                struct dh_peer *p = build_realloc(cp->out, (size_t)(cp->nout + 1) * sizeof *p);
                 if (p == NULL) {
-                    st = HINT_ERR_NOMEM;
+                    b->nomem = true;
                     break;
                 }
                 cp->out = p;
                 cp->out[cp->nout] = (struct dh_peer){.rank = d};
                 where[d] = cp->nout++;
             }
-            st = ivec_push(&cp->out[where[d]].blocks, i);
+            push_or_note(b, &cp->out[where[d]].blocks, i);
             cp->final_blocks++;
         }
-    hint_request *r = st == HINT_SUCCESS ? calloc((size_t)cp->nout + 1, sizeof *r) : NULL;
-    struct ivec *notice = st == HINT_SUCCESS ? calloc((size_t)cp->nout + 1, sizeof *notice) : NULL;
-    if (st == HINT_SUCCESS && (r == NULL || notice == NULL))
-        st = HINT_ERR_NOMEM;
-    for (int j = 0; st == HINT_SUCCESS && j < cp->nout; j++) {
-        for (int k = 0; k < cp->out[j].blocks.n && st == HINT_SUCCESS; k++)
-            st = ivec_push(&notice[j], cp->carry.v[cp->out[j].blocks.v[k]]);
-        if (st == HINT_SUCCESS)
-            st = p2p_isend(notice[j].v, (size_t)notice[j].n, HINT_INT, cp->out[j].rank, TAG_NOTICE, b->pg,
-                           b->pg->ctx, &r[j]);
+    *notice = b->nomem ? NULL : build_calloc((size_t)cp->nout + 1, sizeof **notice);
+    b->nomem = *notice == NULL;
+    for (int j = 0; !b->nomem && j < cp->nout; j++)
+        for (int k = 0; k < cp->out[j].blocks.n; k++)
+            push_or_note(b, &(*notice)[j], cp->carry.v[cp->out[j].blocks.v[k]]);
+}
+
+/* One notice from whoever sends first, into the room left in cp->in_origins (*used of `room`):
+   the origins a final message from that rank carries here. */
+static int notice_recv(struct build *b, int room, int *used)
+{
+    struct dh_pattern *cp = b->cp;
+    hint_status s;
+    int st = hint_probe(HINT_ANY_SOURCE, TAG_NOTICE, b->pg, &s);
+    if (st != HINT_SUCCESS)
+        return st;
+    int n = (int)(s.bytes / sizeof(int));
+    if (n < 1 || n > room - *used)
+        return HINT_ERR_INTERNAL; /* a notice with more origins than in-neighbours left to serve */
+    hint_request r;
+    int *at = cp->in_origins + *used;
+    st = p2p_irecv(at, (size_t)n, HINT_INT, s.source, TAG_NOTICE, b->pg, b->pg->ctx, &r);
+    if (st == HINT_SUCCESS)
+        st = p2p_wait(&r, NULL);
+    if (st != HINT_SUCCESS)
+        return st;
+    cp->in[cp->nin++] = (struct dh_peer){.rank = s.source, .blocks = {.v = at, .n = n}};
+    cp->final_blocks += (size_t)n;
+    *used += n;
+    return HINT_SUCCESS;
+}
+
+/* The final phase's pairing: tell each destination its origins, and collect the notices for the
+   in-neighbours nobody served in the halving steps. Everything is allocated (the receiving side
+   for at most every in-neighbour) and agreed on before the first notice goes. */
+static int final_phase(struct build *b)
+{
+    struct dh_pattern *cp = b->cp;
+    char *served = build_calloc((size_t)b->P, 1);
+    int *where = build_realloc(NULL, (size_t)b->P * sizeof *where);
+    hint_request *r = NULL;
+    struct ivec *notice = NULL;
+    b->nomem = b->nomem || served == NULL || where == NULL;
+    if (!b->nomem)
+        final_peers(b, served, where, &notice);
+    if (!b->nomem) {
+        r = build_calloc((size_t)cp->nout + 1, sizeof *r);
+        cp->in = build_calloc((size_t)b->I.n + 1, sizeof *cp->in);
+        cp->in_origins = build_realloc(NULL, ((size_t)b->I.n + 1) * sizeof *cp->in_origins);
+        b->nomem = r == NULL || cp->in == NULL || cp->in_origins == NULL;
     }
+    int st = all_still_have(b, HINT_SUCCESS), n = 0;
+    for (int j = 0; st == HINT_SUCCESS && j < cp->nout; j++, n++)
+        st = p2p_isend(notice[j].v, (size_t)notice[j].n, HINT_INT, cp->out[j].rank, TAG_NOTICE, b->pg, b->pg->ctx,
+                       &r[j]);
     /* receives: until every in-neighbour is served */
-    int missing = 0;
+    int missing = 0, used = 0;
     for (int i = 0; st == HINT_SUCCESS && i < b->I.n; i++)
         missing += !served[b->I.v[i]];
     while (st == HINT_SUCCESS && missing > 0) {
-        struct dh_peer in = {0};
-        st = list_recv(b, HINT_ANY_SOURCE, TAG_NOTICE, &in.blocks, &in.rank);
-        for (int k = 0; st == HINT_SUCCESS && k < in.blocks.n; k++) {
-            int o = in.blocks.v[k];
+        int first = used;
+        st = notice_recv(b, b->I.n, &used);
+        for (int k = first; st == HINT_SUCCESS && k < used; k++) {
+            int o = cp->in_origins[k];
             if (o < 0 || o >= b->P || served[o] || !ivec_has(&b->I, o))
                 st = HINT_ERR_INTERNAL; /* an origin twice, or one that is no in-neighbour */
             else {
@@ -549,24 +642,14 @@ static int final_phase(struct build *b, const struct vtopo_lists *l)
                 missing--;
             }
         }
-        struct dh_peer *p = st == HINT_SUCCESS ? realloc(cp->in, (size_t)(cp->nin + 1) * sizeof *p) : NULL;
-        if (p == NULL) {
-            free(in.blocks.v);
-            st = st == HINT_SUCCESS ? HINT_ERR_NOMEM : st;
-            break;
-        }
-        cp->in = p;
-        cp->in[cp->nin++] = in;
-        cp->final_blocks += (size_t)in.blocks.n;
     }
-    int w = r ? p2p_waitall((size_t)cp->nout, r) : HINT_SUCCESS;
+    int w = n ? p2p_waitall((size_t)n, r) : HINT_SUCCESS;
     for (int j = 0; notice && j < cp->nout; j++)
         free(notice[j].v);
     free(notice);
     free(r);
     free(served);
     free(where);
-    (void)l;
     return st != HINT_SUCCESS ? st : w;
 }
 
@@ -589,11 +672,9 @@ static int build_steps(struct build *b, int L)
         bool lower = b->me <= mid;
         int xlo = lower ? lo : mid + 1, xhi = lower ? mid : hi;
         int ylo = lower ? mid + 1 : lo, yhi = lower ? hi : mid;
-        struct dh_step *s = realloc(cp->steps, (size_t)(cp->nsteps + 1) * sizeof *s);
-        if (s == NULL)
-            return HINT_ERR_NOMEM;
-        cp->steps = s;
-        s = &cp->steps[cp->nsteps++];
+        if (cp->nsteps == b->max_steps)
+            return HINT_ERR_INTERNAL; /* the range halves each step: not reached */
+        struct dh_step *s = &cp->steps[cp->nsteps++];
         *s = (struct dh_step){.agent = -1, .origin = -1};
         /* the lower half looks for agents while the upper answers, then the other way */
         if (lower) {
@@ -620,8 +701,8 @@ static int build_steps(struct build *b, int L)
 /* In-slots by origin, for delivering a block to every slot it fills. */
 static int slot_lists(struct dh_pattern *cp, const struct vtopo_lists *l, int P)
 {
-    cp->slot_head = malloc((size_t)P * sizeof(int));
-    cp->slot_next = malloc((size_t)(l->indegree + 1) * sizeof(int));
+    cp->slot_head = build_realloc(NULL, (size_t)P * sizeof(int));
+    cp->slot_next = build_realloc(NULL, (size_t)(l->indegree + 1) * sizeof(int));
     if (cp->slot_head == NULL || cp->slot_next == NULL)
         return HINT_ERR_NOMEM;
     for (int o = 0; o < P; o++)
@@ -635,46 +716,87 @@ static int slot_lists(struct dh_pattern *cp, const struct vtopo_lists *l, int P)
     return HINT_SUCCESS;
 }
 
+/* Halving steps of a range of P ranks down to one, at most. */
+static int steps_at_most(int P)
+{
+    int n = 0;
+    for (int span = P; span > 1; span = span - span / 2)
+        n++;
+    return n;
+}
+
+/* Everything the build can size before its exchanges. */
+static int build_setup(struct build *b, const struct vtopo_lists *l)
+{
+    int P = b->P;
+    b->max_steps = steps_at_most(P);
+    b->cp = build_calloc(1, sizeof *b->cp);
+    b->shared = build_calloc((size_t)P, sizeof *b->shared);
+    b->cand = build_realloc(NULL, ((size_t)P + 1) * sizeof *b->cand);
+    b->flags = build_realloc(NULL, 3 * ((size_t)P + 1));
+    b->keys = build_realloc(NULL, (size_t)P * sizeof *b->keys);
+    if (b->cp == NULL || b->shared == NULL || b->cand == NULL || b->flags == NULL || b->keys == NULL)
+        return HINT_ERR_NOMEM;
+    b->cp->steps = build_calloc((size_t)b->max_steps + 1, sizeof *b->cp->steps);
+    if (b->cp->steps == NULL)
+        return HINT_ERR_NOMEM;
+    int st = distinct(l->dests, l->outdegree, b->me, &b->O);
+    if (st == HINT_SUCCESS)
+        st = distinct(l->sources, l->indegree, b->me, &b->I);
+    if (st == HINT_SUCCESS)
+        st = slot_lists(b->cp, l, P);
+    if (st == HINT_SUCCESS)
+        st = carry_push(b, b->me);
+    for (int i = 0; i < b->O.n && st == HINT_SUCCESS; i++)
+        st = ivec_push(&b->pend[0], b->O.v[i]);
+    /* a step's signals: at most one to each candidate in each of its two searches */
+    if (st == HINT_SUCCESS && (b->rq = build_calloc(2 * (size_t)P + 2, sizeof *b->rq)) == NULL)
+        st = HINT_ERR_NOMEM;
+    b->caprq = b->rq ? 2 * P + 2 : 0;
+    if (st == HINT_SUCCESS && (b->areq = build_calloc((size_t)b->I.n + 1, sizeof *b->areq)) == NULL)
+        st = HINT_ERR_NOMEM;
+    if (st == HINT_SUCCESS)
+        st = ivec_reserve(&b->alist, P);
+    return st;
+}
+
+static void build_free(struct build *b)
+{
+    if (b->nrq > 0)
+        p2p_waitall((size_t)b->nrq, b->rq);
+    free(b->rq);
+    for (int c = 0; b->shared && c < b->P; c++)
+        free(b->shared[c].v);
+    free(b->shared);
+    for (int i = 0; i < b->npend; i++)
+        free(b->pend[i].v);
+    free(b->pend);
+    free(b->O.v);
+    free(b->I.v);
+    free(b->cand);
+    free(b->flags);
+    free(b->keys);
+    free(b->areq);
+    free(b->alist.v);
+}
+
 static int build_pattern(hint_group g, const struct vtopo_lists *l, struct dh_pattern **out)
 {
     struct build b = {.me = g->rank, .P = g->size};
     int st = hint_group_dup(g, &b.pg);
     if (st != HINT_SUCCESS)
         return st;
-    b.cp = calloc(1, sizeof *b.cp);
-    b.shared = calloc((size_t)b.P, sizeof *b.shared);
-    if (b.cp == NULL || b.shared == NULL)
-        st = HINT_ERR_NOMEM;
-    if (st == HINT_SUCCESS)
-        st = distinct(l->dests, l->outdegree, b.me, &b.O);
-    if (st == HINT_SUCCESS)
-        st = distinct(l->sources, l->indegree, b.me, &b.I);
-    if (st == HINT_SUCCESS)
-        st = slot_lists(b.cp, l, b.P);
-    if (st == HINT_SUCCESS)
-        st = carry_push(&b, b.me);
-    for (int i = 0; i < b.O.n && st == HINT_SUCCESS; i++)
-        st = ivec_push(&b.pend[0], b.O.v[i]);
+    st = all_still_have(&b, build_setup(&b, l));
     int L = st == HINT_SUCCESS ? ranks_per_socket(&b, g) : -1;
     if (st == HINT_SUCCESS && L < 1)
         st = HINT_ERR_INTERNAL;
     if (st == HINT_SUCCESS)
-        st = calculate_A(&b);
+        st = all_still_have(&b, calculate_A(&b)); /* the searches need every rank's matrix A */
     if (st == HINT_SUCCESS)
-        st = build_steps(&b, L);
+        st = all_still_have(&b, build_steps(&b, L)); /* the final phase needs every rank's destinations */
     if (st == HINT_SUCCESS)
-        st = final_phase(&b, l);
-    if (b.nrq > 0)
-        p2p_waitall((size_t)b.nrq, b.rq);
-    free(b.rq);
-    for (int c = 0; b.shared && c < b.P; c++)
-        free(b.shared[c].v);
-    free(b.shared);
-    for (int i = 0; i < b.npend; i++)
-        free(b.pend[i].v);
-    free(b.pend);
-    free(b.O.v);
-    free(b.I.v);
+        st = final_phase(&b);
+    build_free(&b);
     hint_group_free(&b.pg);
     if (st != HINT_SUCCESS) {
         pattern_free(b.cp);
@@ -727,8 +849,13 @@ static int pattern_of(struct coll_args *a, const struct vtopo_lists *l, struct d
            without a cache to keep it in fails the build on every rank before it starts, and all
            try again at their next call, instead of returning alone while the others wait. */
         int st = neighbor_all_have(a->g, c != NULL && !neighbor_lists_refused(a, c));
-        if (st == HINT_SUCCESS)
+        if (st == HINT_SUCCESS) {
+            static struct coll_test_hook hook = {"HINT_TEST_DH_BUILD_NOMEM", -2, 0};
+            refuse_at = coll_test_hook_fires(&hook, a, &c->dh_build_tries) ? c->dh_build_tries : 0;
+            allocs = 0;
             st = build_pattern(a->g, l, &c->dh);
+            refuse_at = 0;
+        }
         if (st != HINT_SUCCESS)
             return st;
     }

@@ -159,6 +159,12 @@ const struct rt_env_var rt_env_vars[] = {
                 "on each group: that call fails with HINT_ERR_NOMEM on every rank, and every rank exchanges again "
                 "at its next call",
      .syntax = "RANK[:N]"},
+    {.name = "HINT_TEST_DH_BUILD_NOMEM", .kind = RT_ENV_STRING, .dflt = "",
+     .meaning = "test hook, RANK[:N]: on world rank RANK the k-th build of distance_halving's pattern on each group "
+                "(k = 1..N, default N 1) finds no memory at its k-th allocation (its set-up before the exchanges, matrix "
+                "A's rows, the halving steps' descriptors, the final phase): that call fails with HINT_ERR_NOMEM on "
+                "every rank, and every rank builds again at its next call",
+     .syntax = "RANK[:N]"},
 
     /* ---- datatype/ ---- */
     {.name = "HINT_PACK", .kind = RT_ENV_ENUM, .dflt = "auto", .choices = NAMES("auto", "loop", "iovec", "mars"),

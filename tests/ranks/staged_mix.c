@@ -12,6 +12,7 @@
  * neighbor_allgather and neighbor_alltoall staged on a ring too (R and the ranks that list it fail).
  * `staged_mix neighbor_nomem R N` (with HINT_TEST_NEIGHBOR_NOMEM=R:N): see neighbor_nomem() below.
  * `staged_mix lists_nomem R N` (with HINT_TEST_NEIGHBOR_LISTS_NOMEM=R:N): see lists_nomem() below.
+ * `staged_mix dh_nomem R N` (with HINT_TEST_DH_BUILD_NOMEM=R:N): see dh_nomem() below.
  * `staged_mix chain`: see chain() below.
  */
 #include <stdbool.h>
@@ -360,6 +361,62 @@ static void lists_nomem(int bad, int fails)
     }
 }
 
+/* `staged_mix dh_nomem R N` (with HINT_TEST_DH_BUILD_NOMEM=R:N and HINT_VIRTUAL_SOCKETS=P, so
+   that every halving step runs): rank R's k-th build of distance_halving's pattern fails at its
+   k-th allocation, for k = 1..N, on a graph where each rank sends to the next three (agents,
+   origins and a final phase at every P >= 4). Every call must return the same on every rank
+   (checked by an allgather of the return codes): HINT_ERR_NOMEM while a build meets its refused
+   allocation, then success with the right blocks in every later call. The number of failed
+   calls is min(N, the allocations of R's build); with N past that, every allocation point of
+   the build was refused once. Before, R returned alone and its peers waited for its signals,
+   descriptors or notices (hintrun's --timeout ended the job). */
+static void dh_nomem(int bad, int fails)
+{
+    int me = rc_rank, out[3], in[3], n = 0;
+    for (int o = 1; o <= 3; o++) {
+        int d = (me + o) % P, s = (me - o + 3 * P) % P;
+        bool seen = d == me;
+        for (int i = 0; i < n; i++)
+            seen = seen || out[i] == d;
+        if (!seen) {
+            out[n] = d;
+            in[n++] = s;
+        }
+    }
+    hint_group g;
+    RC_OK(hint_graph_create_adjacent(HINT_WORLD, n, in, n, out, 0, &g));
+    RC_OK(hint_group_set_errhandler(g, HINT_ERRORS_RETURN));
+    RC_OK(hint_coll_set("neighbor_allgather", "distance_halving"));
+    int *all = malloc((size_t)P * sizeof *all), failed = 0;
+    RC_CHECK(all != NULL);
+    for (int k = 0; k < fails + 3; k++) {
+        long x = val(me, -1, k), y[3] = {-1, -1, -1};
+        int st = hint_neighbor_allgather(&x, 1, HINT_LONG, y, 1, HINT_LONG, g);
+        RC_OK(hint_allgather(&st, 1, HINT_INT, all, 1, HINT_INT, HINT_WORLD));
+        for (int r = 0; r < P; r++)
+            if (all[r] != st)
+                RC_FAIL("dh_nomem call %d: rank %d returned %d (%s), rank %d returned %d", k, me, st,
+                        hint_strerror(st), r, all[r]);
+        if (st == HINT_ERR_NOMEM && failed == k) {
+            failed++;
+            continue;
+        }
+        RC_OK(st);
+        for (int i = 0; i < n; i++)
+            if (y[i] != val(in[i], -1, k))
+                RC_FAIL("dh_nomem call %d (after %d failed): block %d from rank %d is %ld, expected %ld", k, failed, i,
+                        in[i], y[i], val(in[i], -1, k));
+    }
+    if (failed == 0 || failed > fails)
+        RC_FAIL("dh_nomem: %d calls failed with rank %d's allocations refused in its first %d builds", failed, bad,
+                fails);
+    if (me == 0)
+        printf("dh_nomem: %d builds failed, one at each allocation point of rank %d's build (refused in up to %d)\n",
+               failed, bad, fails);
+    free(all);
+    RC_OK(hint_group_free(&g));
+}
+
 /* `staged_mix chain`: neighbor_allgather staged on the chain 0 -> 1 -> ... -> P-1. Rank 0 waits
    for nobody and the last rank wakes nobody (no out-neighbours), so the ranks ahead of it wait for
    its calls in coll_stage_begin only (the ring of heads is full); it sleeps 2 ms every 16th call,
@@ -446,6 +503,13 @@ int main(int argc, char **argv)
         RC_OK(hint_finalize());
         if (rc_rank == 0)
             printf("ok staged_mix lists_nomem\n");
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "dh_nomem") == 0) {
+        dh_nomem(atoi(argv[2]), atoi(argv[3]));
+        RC_OK(hint_finalize());
+        if (rc_rank == 0)
+            printf("ok staged_mix dh_nomem\n");
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "chain") == 0) {

@@ -636,6 +636,31 @@ ParameterizedTest(struct nomem_case *c, coll, neighbor_lists_nomem, .timeout = 3
     run_nomem_case(c, "HINT_TEST_NEIGHBOR_LISTS_NOMEM", "lists_nomem");
 }
 
+/* distance_halving's build, in which one rank finds no memory at one allocation point after
+   another (HINT_TEST_DH_BUILD_NOMEM=R:N: its k-th build fails at its k-th allocation; N past the
+   build's allocations reaches all of them): every rank returns HINT_ERR_NOMEM from those calls,
+   and the calls after them are right (staged_mix dh_nomem, one rank per virtual socket so every
+   halving step runs). Before, the rank returned alone while its peers waited for its REQ/ACCEPT/
+   DROP/EXIT signals, descriptors or notices, until hintrun's --timeout ended the job. */
+ParameterizedTestParameters(coll, dh_build_nomem)
+{
+    static struct nomem_case cs[] = {{2, 1, 1000}, {3, 2, 1000}, {4, 0, 1000}, {5, 3, 1000}, {8, 5, 1000}, {8, 0, 4}};
+    return cr_make_param_array(struct nomem_case, cs, sizeof cs / sizeof cs[0]);
+}
+
+ParameterizedTest(struct nomem_case *c, coll, dh_build_nomem, .timeout = 300)
+{
+    char bad[16], fails[16], hook[64], sockets[64];
+    snprintf(bad, sizeof bad, "%d", c->bad);
+    snprintf(fails, sizeof fails, "%d", c->fails);
+    snprintf(hook, sizeof hook, "HINT_TEST_DH_BUILD_NOMEM=%d:%d", c->bad, c->fails);
+    snprintf(sockets, sizeof sockets, "HINT_VIRTUAL_SOCKETS=%d", c->np);
+    const char *opts[] = {"--timeout", "120", NULL};
+    const char *argv[] = {job_build_path("tests/ranks/staged_mix"), "dh_nomem", bad, fails, NULL};
+    const char *env[] = {hook, sockets, NULL};
+    run_ok(opts, c->np, argv, env, "ok staged_mix dh_nomem", hook);
+}
+
 /* The first 1 MiB alltoall writing the peers' blocks takes no more page faults than reading them
    (tests/ranks/first_faults.c; issue 18 item 3). */
 ParameterizedTestParameters(coll, first_call_faults)
