@@ -82,6 +82,23 @@ void ofi_credit_taken(int src)
     }
 }
 
+/* Credits a failed header carried back, owed again and listed as ofi_credit_taken lists them, so
+   that the flushes (from half the window, and before sleeping) see them. */
+void ofi_credit_owe_again(int peer, uint8_t n)
+{
+    if (n == 0)
+        return;
+    ofi_cr.owed[peer] = (uint8_t)(ofi_cr.owed[peer] + n);
+    if (!ofi_cr.owing_listed[peer]) {
+        ofi_cr.owing_listed[peer] = 1;
+        ofi_cr.owing[ofi_cr.nowing++] = peer;
+    }
+    if (ofi_cr.owed[peer] >= ofi_cr.batch && !ofi_cr.listed[peer]) {
+        ofi_cr.listed[peer] = 1;
+        ofi_cr.due[ofi_cr.ndue++] = peer;
+    }
+}
+
 /* Credits owed from half the window on, each alone (p2p.c's ofi_send_alone); those a reply
    took meanwhile need nothing. What cannot go now waits for the next pass. */
 void ofi_credit_flush(void)

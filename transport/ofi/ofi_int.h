@@ -149,6 +149,7 @@ int ofi_credit_init(size_t large);
 void ofi_credit_fini(void);
 size_t ofi_credit_held_max(void);
 void ofi_credit_taken(int src);  /* a receive took a large eager message from src */
+void ofi_credit_owe_again(int peer, uint8_t n); /* a failed header's credits, owed again */
 void ofi_credit_flush(void);     /* send what is owed alone (progress, while ndue) */
 bool ofi_credit_flush_owed(void); /* send every credit owed alone (before sleeping); false: some could not go */
 void ofi_credit_copied(long bytes);

@@ -849,7 +849,7 @@ static void failed(void)
     /* the credits this header carried back were taken from owed when it was built: owe them
        again, or that peer's window would shrink for good */
     if (op->type == OP_TX && op->r)
-        ofi_cr.owed[op->r->peer] += ((const struct ofi_hdr *)op->buf)->credits;
+        ofi_credit_owe_again(op->r->peer, ((const struct ofi_hdr *)op->buf)->credits);
     completed(op, 0);
 }
 
