@@ -491,25 +491,18 @@ int main(int argc, char **argv)
             printf("ok staged_mix nomem\n");
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "neighbor_nomem") == 0) {
-        neighbor_nomem(atoi(argv[2]), atoi(argv[3]));
+    /* the neighbourhood failure cases: MODE RANK N, rank RANK failing its first N tries */
+    static const struct {
+        const char *mode;
+        void (*run)(int bad, int fails);
+    } failing[] = {{"neighbor_nomem", neighbor_nomem}, {"lists_nomem", lists_nomem}, {"dh_nomem", dh_nomem}};
+    for (size_t i = 0; argc == 4 && i < sizeof failing / sizeof failing[0]; i++) {
+        if (strcmp(argv[1], failing[i].mode) != 0)
+            continue;
+        failing[i].run(atoi(argv[2]), atoi(argv[3]));
         RC_OK(hint_finalize());
         if (rc_rank == 0)
-            printf("ok staged_mix neighbor_nomem\n");
-        return 0;
-    }
-    if (argc == 4 && strcmp(argv[1], "lists_nomem") == 0) {
-        lists_nomem(atoi(argv[2]), atoi(argv[3]));
-        RC_OK(hint_finalize());
-        if (rc_rank == 0)
-            printf("ok staged_mix lists_nomem\n");
-        return 0;
-    }
-    if (argc == 4 && strcmp(argv[1], "dh_nomem") == 0) {
-        dh_nomem(atoi(argv[2]), atoi(argv[3]));
-        RC_OK(hint_finalize());
-        if (rc_rank == 0)
-            printf("ok staged_mix dh_nomem\n");
+            printf("ok staged_mix %s\n", failing[i].mode);
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "chain") == 0) {
